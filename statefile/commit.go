@@ -1,0 +1,100 @@
+package statefile
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// commitFunc puts data at path (data == nil: removes path) and fills the
+// step timings of tr. It runs on the path's writer. Tests replace
+// Store.commit with one that blocks on a channel (testing/synctest cannot
+// wait on a real syscall).
+type commitFunc func(path string, data []byte, tr *SaveTrace) error
+
+// run executes one op on the writer: encode (for a save), then commit.
+func (q *queue) run(o op) error {
+	s := q.s
+	tr := SaveTrace{Path: q.path, Queued: o.queued, Superseded: o.superseded, Remove: o.kind == opRemove}
+	var err error
+	if o.kind == opSave {
+		start := time.Now()
+		var data []byte
+		data, err = q.slot.encode()
+		tr.Encode = time.Since(start)
+		tr.Bytes = len(data)
+		if err == nil {
+			err = s.commit(q.path, data, &tr)
+		}
+	} else {
+		err = s.commit(q.path, nil, &tr)
+	}
+	tr.Err = err
+	s.trace(tr)
+	return err
+}
+
+// commitToDisk is the real commit step.
+func (s *Store) commitToDisk(path string, data []byte, tr *SaveTrace) error {
+	if data == nil {
+		return s.removeFile(path, tr)
+	}
+	err := s.replaceFile(path, data, tr)
+	if errors.Is(err, fs.ErrNotExist) {
+		// The directory is missing: create it (0o700) and try once more.
+		if mkErr := s.mkdirAll(filepath.Dir(path)); mkErr != nil {
+			return mkErr
+		}
+		err = s.replaceFile(path, data, tr)
+	}
+	return err
+}
+
+// removeFile deletes path; a missing file is not an error. Durable removes
+// fsync the directory so the deletion survives a power cut.
+func (s *Store) removeFile(path string, tr *SaveTrace) error {
+	start := time.Now()
+	err := os.Remove(path)
+	tr.Rename = time.Since(start)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	if s.opts.Durability != Durable || err != nil {
+		return nil
+	}
+	start = time.Now()
+	err = syncDir(filepath.Dir(path))
+	tr.DirSync = time.Since(start)
+	return err
+}
+
+// mkdirAll creates dir and its missing parents with 0o700, and fsyncs the
+// parent of each directory it made so the new entries are durable too.
+func (s *Store) mkdirAll(dir string) error {
+	if _, err := os.Stat(dir); err == nil {
+		return nil
+	}
+	parent := filepath.Dir(dir)
+	if parent != dir {
+		if err := s.mkdirAll(parent); err != nil {
+			return err
+		}
+	}
+	if err := os.Mkdir(dir, dirPerm); err != nil && !errors.Is(err, fs.ErrExist) {
+		return err
+	}
+	if s.opts.Durability == Durable {
+		return syncDir(parent)
+	}
+	return nil
+}
+
+// timed runs fn and adds its duration to *d.
+func timed(d *time.Duration, fn func() error) error {
+	start := time.Now()
+	err := fn()
+	*d += time.Since(start)
+	return err
+}

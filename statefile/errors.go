@@ -1,0 +1,88 @@
+package statefile
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+)
+
+var (
+	// ErrClosed is returned by Save, Remove and Open after [Store.Close].
+	ErrClosed = errors.New("statefile: store closed")
+
+	// ErrCorrupt is matched (with errors.Is) by the error Load returns when
+	// the file exists but does not parse as the File's type. The file has
+	// then been renamed aside, never deleted: see [CorruptError].
+	ErrCorrupt = errors.New("statefile: corrupt file")
+)
+
+// CorruptError reports a file that did not parse. errors.Is(err, ErrCorrupt)
+// holds for it, and Unwrap returns the decoding error.
+type CorruptError struct {
+	Path  string // the state file
+	Aside string // where its bytes were moved; empty if the move failed
+	Err   error  // the decoding error (or the move's error)
+}
+
+func (e *CorruptError) Error() string {
+	if e.Aside == "" {
+		return "statefile: corrupt file " + e.Path + ": " + e.Err.Error()
+	}
+	return "statefile: corrupt file " + e.Path + " moved to " + e.Aside + ": " + e.Err.Error()
+}
+
+func (e *CorruptError) Unwrap() error        { return e.Err }
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+// NotDrainedError is returned by Flush and Close when a save queued before
+// the call did not reach the disk: either the context ended first (the path
+// is in Pending and Err is the context's error) or the save failed (the path
+// is in Failed with its error). The writers keep going after a Flush gives
+// up; nothing queued is dropped.
+type NotDrainedError struct {
+	Pending []string         // paths still being written when ctx ended, sorted
+	Failed  map[string]error // paths whose last save, remove or encode failed
+	Err     error            // ctx.Err() when Pending is not empty, else nil
+}
+
+func (e *NotDrainedError) Error() string {
+	var b strings.Builder
+	b.WriteString("statefile: not drained:")
+	if len(e.Pending) > 0 {
+		fmt.Fprintf(&b, " %d pending (%s)", len(e.Pending), strings.Join(e.Pending, ", "))
+		if e.Err != nil {
+			b.WriteString(": " + e.Err.Error())
+		}
+	}
+	for _, p := range e.failedPaths() {
+		fmt.Fprintf(&b, "; failed %s: %v", p, e.Failed[p])
+	}
+	return b.String()
+}
+
+// Unwrap returns Err followed by every failure, so errors.Is(err,
+// context.DeadlineExceeded) holds when the deadline passed and errors.As
+// finds a failed save's own error (an *fs.PathError, a *json.UnsupportedValueError).
+func (e *NotDrainedError) Unwrap() []error {
+	errs := make([]error, 0, 1+len(e.Failed))
+	if e.Err != nil {
+		errs = append(errs, e.Err)
+	}
+	for _, p := range e.failedPaths() {
+		errs = append(errs, e.Failed[p])
+	}
+	return errs
+}
+
+func (e *NotDrainedError) failedPaths() []string {
+	paths := make([]string, 0, len(e.Failed))
+	for p := range e.Failed {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	return paths
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }

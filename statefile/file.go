@@ -1,0 +1,172 @@
+package statefile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+)
+
+// File is one state file holding a JSON encoding of T. It is safe for
+// concurrent use; all Files of one path in a Store share one queue.
+type File[T any] struct {
+	q    *queue
+	slot *slot[T]
+}
+
+// Path returns the file's absolute, clean path.
+func (f *File[T]) Path() string { return f.q.path }
+
+// Save queues v to be encoded and written on the path's writer, and returns
+// at once: it does no encoding and no disk I/O. If a save queued earlier has
+// not started yet, v replaces it. The only error is [ErrClosed]; disk and
+// encode errors are reported later through [Options.OnError],
+// [Options.Logger] and the next Flush.
+//
+// Save takes ownership of v. If v is or holds a map, slice or pointer, the
+// caller must not change what it refers to afterwards: save a copy.
+func (f *File[T]) Save(v T) error {
+	q := f.q
+	q.mu.Lock()
+	if q.s.closed.Load() {
+		q.mu.Unlock()
+		return ErrClosed
+	}
+	f.slot.v = v
+	start := q.enqueue(opSave)
+	q.mu.Unlock()
+	if start {
+		q.s.schedule(q)
+	}
+	return nil
+}
+
+// Remove queues the deletion of the file, like a save of nothing: it
+// replaces a save that has not started, and a missing file is not an error.
+// The only error is [ErrClosed].
+func (f *File[T]) Remove() error {
+	q := f.q
+	q.mu.Lock()
+	if q.s.closed.Load() {
+		q.mu.Unlock()
+		return ErrClosed
+	}
+	var zero T
+	f.slot.v = zero
+	start := q.enqueue(opRemove)
+	q.mu.Unlock()
+	if start {
+		q.s.schedule(q)
+	}
+	return nil
+}
+
+// Load waits for the saves on this path queued before the call, then reads
+// and decodes the file on the path's writer. With no file it returns the
+// zero value and an error matching fs.ErrNotExist. A file that does not
+// decode is renamed aside (see [CorruptError]) and Load returns the zero
+// value and an error matching [ErrCorrupt]. Load works after Close.
+func (f *File[T]) Load() (T, error) {
+	return f.LoadContext(context.Background())
+}
+
+// LoadContext is [File.Load] that gives up when ctx ends, returning ctx's
+// error. The read stays queued and its result is dropped.
+func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
+	type result struct {
+		v   T
+		err error
+	}
+	reply := make(chan result, 1) // buffered: a caller that gave up never strands the writer
+	q := f.q
+	r := &readReq{run: func() {
+		var res result
+		res.v, res.err = load[T](q)
+		reply <- res
+	}}
+	q.mu.Lock()
+	r.target = q.seq
+	q.reads = append(q.reads, r)
+	start := q.markScheduled()
+	q.mu.Unlock()
+	if start {
+		q.s.schedule(q)
+	}
+	select {
+	case res := <-reply:
+		return res.v, res.err
+	case <-ctx.Done():
+		var zero T
+		return zero, fmt.Errorf("statefile: load %s: %w", q.path, ctx.Err())
+	}
+}
+
+// Flush waits until the saves and removes queued on this path before the
+// call have reached the disk or failed. See [Store.Flush] for the result.
+func (f *File[T]) Flush(ctx context.Context) error {
+	q := f.q
+	nd := &NotDrainedError{}
+	if !q.wait(ctx, q.target()) {
+		nd.Pending = []string{q.path}
+		nd.Err = ctx.Err()
+		return nd
+	}
+	q.collectFailure(nd)
+	return nd.orNil()
+}
+
+// load reads and decodes q's file. It runs on q's writer, so no save can
+// replace the file between the read and a quarantine.
+func load[T any](q *queue) (T, error) {
+	var v T
+	data, err := q.s.readFile(q.path)
+	if err != nil {
+		return v, err // an *fs.PathError; errors.Is(err, fs.ErrNotExist) for no file
+	}
+	derr := decode(data, &v)
+	if derr == nil {
+		return v, nil
+	}
+	var zero T
+	return zero, q.s.quarantine(q.path, derr)
+}
+
+func decode[T any](data []byte, v *T) error {
+	if len(data) == 0 {
+		return errors.New("empty file")
+	}
+	return json.Unmarshal(data, v)
+}
+
+// pendingSlot is a queue's typed value holder seen from the untyped queue.
+type pendingSlot interface {
+	takeValue()              // pending value -> writer's value; q.mu held
+	encode() ([]byte, error) // the writer's value as JSON; writer only
+	typeName() string        // for the error of a mismatched Open
+}
+
+// slot holds a path's newest queued value and the one its writer encodes,
+// so Save stores a T without boxing it in an interface (no allocation).
+type slot[T any] struct {
+	v      T // newest queued value; guarded by the queue's mu
+	taking T // the value the writer encodes; writer only
+}
+
+func (s *slot[T]) takeValue() {
+	var zero T
+	s.taking, s.v = s.v, zero
+}
+
+func (s *slot[T]) encode() ([]byte, error) {
+	var zero T
+	v := s.taking
+	s.taking = zero // let the GC have it once encoded
+	data, err := json.Marshal(v)
+	if err != nil {
+		return nil, fmt.Errorf("statefile: encode: %w", err)
+	}
+	return append(data, '\n'), nil
+}
+
+func (s *slot[T]) typeName() string { return reflect.TypeFor[T]().String() }

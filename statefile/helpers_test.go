@@ -1,0 +1,104 @@
+package statefile
+
+import (
+	"io/fs"
+	"os"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// fakeDisk replaces a Store's commit and read steps with an in-memory disk
+// whose commits can be held on a channel, for tests under testing/synctest
+// (which cannot wait on real syscalls).
+type fakeDisk struct {
+	hold chan struct{} // if non-nil, each commit receives from it first
+
+	mu      sync.Mutex        // protects the fields below
+	files   map[string][]byte // path -> content
+	commits []string          // "path=content" (or "path removed") per commit, in order
+	running int               // commits in progress
+	maxRun  int               // most commits in progress at once
+	fail    error             // returned by every commit while set
+}
+
+func newFakeDisk(s *Store, held bool) *fakeDisk {
+	d := &fakeDisk{files: make(map[string][]byte)}
+	if held {
+		d.hold = make(chan struct{})
+	}
+	s.commit = d.commit
+	s.readFile = d.readFile
+	return d
+}
+
+func (d *fakeDisk) commit(path string, data []byte, tr *SaveTrace) error {
+	d.mu.Lock()
+	d.running++
+	d.maxRun = max(d.maxRun, d.running)
+	d.mu.Unlock()
+	if d.hold != nil {
+		<-d.hold
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.running--
+	if d.fail != nil {
+		return d.fail
+	}
+	if data == nil {
+		delete(d.files, path)
+		d.commits = append(d.commits, path+" removed")
+		return nil
+	}
+	d.files[path] = data
+	d.commits = append(d.commits, path+"="+string(data[:len(data)-1]))
+	return nil
+}
+
+func (d *fakeDisk) readFile(path string) ([]byte, error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	data, ok := d.files[path]
+	if !ok {
+		return nil, &fs.PathError{Op: "open", Path: path, Err: fs.ErrNotExist}
+	}
+	return data, nil
+}
+
+func (d *fakeDisk) log() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.commits...)
+}
+
+func (d *fakeDisk) content(path string) (string, bool) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	data, ok := d.files[path]
+	return string(data), ok
+}
+
+// workers returns how many writer goroutines the Store runs.
+func (s *Store) runningWorkers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.workers
+}
+
+// readFileT reads a real file or fails the test.
+func readFileT(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("read %s: %v", path, err)
+	}
+	return string(data)
+}
+
+var errNotExist = fs.ErrNotExist

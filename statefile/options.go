@@ -1,0 +1,82 @@
+package statefile
+
+import (
+	"io/fs"
+	"log/slog"
+)
+
+// Options configures a [Store]. The zero value is the default for every field.
+type Options struct {
+	// Perm is the permission of the files the Store writes, before the
+	// umask. Zero means 0o600: state files hold what a person typed.
+	// Directories the Store creates are always 0o700.
+	Perm fs.FileMode
+
+	// Durability says how hard a save tries to survive a power cut.
+	// Zero means [Durable].
+	Durability Durability
+
+	// MaxParallel is the number of paths written at once across the Store.
+	// Zero means 4. A path is only ever written by one writer at a time.
+	MaxParallel int
+
+	// OnError, if set, is called on the writer goroutine for every save,
+	// remove or encode that failed. It must not block for long: the path's
+	// next save waits for it.
+	OnError func(path string, err error)
+
+	// Logger, if set, gets one Error record per failed save, remove or
+	// encode. Nil means failures are only reported through OnError and
+	// Flush.
+	Logger *slog.Logger
+
+	// Trace, if set, is called on the writer goroutine with one [SaveTrace]
+	// for every save or remove that ran. Nil means off, unless the
+	// environment variable OFFMAIN_TRACE names a CSV file to append to.
+	Trace func(SaveTrace)
+}
+
+// Durability is how a save reaches the disk.
+type Durability int
+
+const (
+	// Durable writes a temp file in the same directory, fsyncs it, renames it
+	// over the destination, then fsyncs the directory so the rename itself
+	// survives a power cut. Remove also fsyncs the directory.
+	Durable Durability = iota
+
+	// Atomic writes a temp file and renames it over the destination without
+	// any fsync. Readers never see a torn file, but after a power cut the
+	// file may hold an older value, or (on some filesystems) be empty.
+	Atomic
+)
+
+func (d Durability) String() string {
+	switch d {
+	case Durable:
+		return "durable"
+	case Atomic:
+		return "atomic"
+	}
+	return "Durability(" + itoa(int(d)) + ")"
+}
+
+const (
+	defaultPerm        fs.FileMode = 0o600
+	defaultMaxParallel             = 4
+	dirPerm            fs.FileMode = 0o700
+)
+
+func (o Options) perm() fs.FileMode {
+	if o.Perm == 0 {
+		return defaultPerm
+	}
+	return o.Perm
+}
+
+func (o Options) maxParallel() int {
+	if o.MaxParallel <= 0 {
+		return defaultMaxParallel
+	}
+	return o.MaxParallel
+}

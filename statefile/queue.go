@@ -1,0 +1,192 @@
+package statefile
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+type opKind uint8
+
+const (
+	opNone   opKind = iota
+	opSave          // write slot's value
+	opRemove        // the "nil" save: delete the file
+)
+
+// queue is one path's serial writer state. At most one worker runs a
+// queue's step at a time (scheduled says a worker holds it or it is on the
+// ready list), which is what makes saves to one path serial.
+type queue struct {
+	s    *Store
+	path string
+	slot pendingSlot // the typed value holder, fixed at the first Open
+
+	mu         sync.Mutex    // protects the fields below and slot's pending value
+	pend       opKind        // the newest queued op not yet started
+	queuedAt   time.Time     // when pend became non-empty (tracing only)
+	superseded int           // queued ops that pend replaced before they ran
+	seq        uint64        // ops queued so far
+	done       uint64        // ops finished (written, failed or superseded)
+	reads      []*readReq    // Loads waiting, in seq order
+	sweep      bool          // crash leftovers not yet swept
+	scheduled  bool          // on the ready list or held by a worker
+	failed     error         // the latest failure that no Flush reported yet
+	progress   chan struct{} // closed when done moves; made by waiters
+}
+
+// readReq is a Load waiting for the saves queued before it.
+type readReq struct {
+	target uint64
+	run    func() // reads, decodes and replies; runs on the writer
+}
+
+// op is one save or remove taken off a queue by its writer.
+type op struct {
+	kind       opKind
+	seq        uint64
+	queued     time.Duration
+	superseded int
+}
+
+func newQueue(s *Store, path string, sl pendingSlot) *queue {
+	return &queue{s: s, path: path, slot: sl, sweep: true, scheduled: true}
+}
+
+// enqueue records a new pending op. It must be called with q.mu held. It
+// returns true when the caller must schedule q (after unlocking).
+func (q *queue) enqueue(k opKind) bool {
+	if q.pend != opNone {
+		q.superseded++
+	} else if q.s.tracing.Load() {
+		q.queuedAt = time.Now()
+	}
+	q.pend = k
+	q.seq++
+	return q.markScheduled()
+}
+
+func (q *queue) markScheduled() bool {
+	if q.scheduled {
+		return false
+	}
+	q.scheduled = true
+	return true
+}
+
+// target is the seq a Flush or Load started now must wait for.
+func (q *queue) target() uint64 {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.seq
+}
+
+// step runs one unit of q's work on a writer: the sweep, the Loads whose
+// saves are done, or the pending op. It reports whether q may have more.
+func (q *queue) step() bool {
+	q.mu.Lock()
+	switch {
+	case q.sweep:
+		q.sweep = false
+		q.mu.Unlock()
+		q.s.sweepTemps(q.path)
+	case len(q.reads) > 0 && q.reads[0].target <= q.done:
+		reads := q.takeReads()
+		q.mu.Unlock()
+		for _, r := range reads {
+			r.run()
+		}
+	case q.pend != opNone:
+		o := q.take()
+		q.mu.Unlock()
+		err := q.run(o)
+		q.finish(o, err)
+	default:
+		q.scheduled = false
+		q.mu.Unlock()
+		return false
+	}
+	return true
+}
+
+// takeReads removes the Loads whose target is done. q.mu is held.
+func (q *queue) takeReads() []*readReq {
+	n := 0
+	for n < len(q.reads) && q.reads[n].target <= q.done {
+		n++
+	}
+	reads := q.reads[:n:n]
+	q.reads = append([]*readReq(nil), q.reads[n:]...)
+	return reads
+}
+
+// take moves the pending op to the writer. q.mu is held.
+func (q *queue) take() op {
+	o := op{kind: q.pend, seq: q.seq, superseded: q.superseded}
+	if !q.queuedAt.IsZero() {
+		o.queued = time.Since(q.queuedAt)
+		q.queuedAt = time.Time{}
+	}
+	if o.kind == opSave {
+		q.slot.takeValue()
+	}
+	q.pend, q.superseded = opNone, 0
+	return o
+}
+
+// finish records the end of o and wakes the Flushes waiting for it.
+func (q *queue) finish(o op, err error) {
+	if err != nil {
+		q.s.report(q.path, err)
+	}
+	q.mu.Lock()
+	q.done = o.seq
+	if err != nil {
+		q.failed = err
+	}
+	if q.progress != nil {
+		close(q.progress)
+		q.progress = nil
+	}
+	q.mu.Unlock()
+}
+
+// wait blocks until the ops up to target are done or ctx ends, and reports
+// whether they were done.
+func (q *queue) wait(ctx context.Context, target uint64) bool {
+	for {
+		q.mu.Lock()
+		if q.done >= target {
+			q.mu.Unlock()
+			return true
+		}
+		if q.progress == nil {
+			q.progress = make(chan struct{})
+		}
+		ch := q.progress
+		q.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			q.mu.Lock()
+			ok := q.done >= target
+			q.mu.Unlock()
+			return ok
+		}
+	}
+}
+
+// collectFailure moves q's unreported failure into nd.
+func (q *queue) collectFailure(nd *NotDrainedError) {
+	q.mu.Lock()
+	err := q.failed
+	q.failed = nil
+	q.mu.Unlock()
+	if err == nil {
+		return
+	}
+	if nd.Failed == nil {
+		nd.Failed = make(map[string]error)
+	}
+	nd.Failed[q.path] = err
+}

@@ -1,0 +1,280 @@
+package statefile
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Point 1: Save neither encodes nor waits, even while the path's writer is
+// stuck in a commit that does not finish.
+func TestSaveReturnsWhileWriterStuck(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, true)
+		f, err := Open[countingValue](s, "/state/a.json")
+		require.NoError(t, err)
+		var encodes atomic.Int32
+		require.NoError(t, f.Save(countingValue{N: 1, encodes: &encodes}))
+		synctest.Wait() // the writer is now inside the held commit
+		require.Equal(t, int32(1), encodes.Load(), "the first save was encoded on the writer")
+		start := time.Now()
+		for i := 2; i <= 1000; i++ {
+			require.NoError(t, f.Save(countingValue{N: i, encodes: &encodes}))
+		}
+		assert.Equal(t, time.Duration(0), time.Since(start), "Save waited for something")
+		assert.Equal(t, int32(1), encodes.Load(), "Save encoded on the caller")
+		close(d.hold)
+		require.NoError(t, f.Flush(context.Background()))
+		assert.Equal(t, []string{"/state/a.json={\"N\":1}", "/state/a.json={\"N\":1000}"}, d.log())
+	})
+}
+
+// countingValue counts its encodings.
+type countingValue struct {
+	N       int
+	encodes *atomic.Int32
+}
+
+func (v countingValue) MarshalJSON() ([]byte, error) {
+	v.encodes.Add(1)
+	return json.Marshal(struct{ N int }{v.N})
+}
+
+// Point 1 and 12: with the writer stuck and tracing off, Save allocates
+// nothing (the value is held in a typed slot, not boxed).
+func TestSaveAllocatesNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, true)
+		f, err := Open[[]byte](s, "/state/alloc.json")
+		require.NoError(t, err)
+		v := make([]byte, 64<<10)
+		require.NoError(t, f.Save(v))
+		synctest.Wait()
+		allocs := testing.AllocsPerRun(1000, func() { f.Save(v) })
+		assert.Zero(t, allocs, "allocs per Save")
+		assert.True(t, f.q.queuedAt.IsZero(), "tracing off, yet Save read the clock")
+		close(d.hold)
+		require.NoError(t, f.Flush(context.Background()))
+	})
+}
+
+// Point 2: saves run in call order; queued saves replaced before they ran
+// are skipped and counted; the file ends as the last save left it.
+func TestSavesCoalesceInOrder(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var traces []SaveTrace
+		var mu sync.Mutex
+		s := NewStore(Options{Trace: func(tr SaveTrace) { mu.Lock(); traces = append(traces, tr); mu.Unlock() }})
+		d := newFakeDisk(s, true)
+		f, err := Open[int](s, "/state/n.json")
+		require.NoError(t, err)
+		f.Save(1)
+		synctest.Wait()
+		for i := 2; i <= 5; i++ {
+			f.Save(i)
+		}
+		d.hold <- struct{}{} // 1 commits; 5 starts and waits
+		synctest.Wait()
+		f.Save(6)
+		close(d.hold)
+		require.NoError(t, f.Flush(context.Background()))
+		assert.Equal(t, []string{"/state/n.json=1", "/state/n.json=5", "/state/n.json=6"}, d.log())
+		got, _ := d.content("/state/n.json")
+		assert.Equal(t, "6\n", got)
+		require.Len(t, traces, 3)
+		assert.Equal(t, []int{0, 3, 0}, []int{traces[0].Superseded, traces[1].Superseded, traces[2].Superseded})
+	})
+}
+
+// Point 4: Remove is queued like a save, replaces a pending save, and a
+// missing file is not an error.
+func TestRemoveIsQueued(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, false)
+		f, err := Open[string](s, "/state/r.json")
+		require.NoError(t, err)
+		require.NoError(t, f.Remove()) // nothing there yet
+		require.NoError(t, f.Flush(context.Background()))
+		f.Save("a")
+		f.Remove()
+		f.Save("b")
+		f.Remove()
+		require.NoError(t, f.Flush(context.Background()))
+		_, ok := d.content("/state/r.json")
+		assert.False(t, ok, "file still there after Remove")
+		assert.Equal(t, "/state/r.json removed", d.log()[len(d.log())-1])
+	})
+}
+
+// Point 5: an encode error leaves the file as the last good save left it,
+// goes to OnError, is returned by the next Flush, and the next save works.
+func TestEncodeErrorKeepsFileAndIsReported(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		v    any
+	}{
+		{"NaN", math.NaN()},
+		{"MarshalJSON fails", failingMarshal{}},
+		{"unsupported type", make(chan int)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var reported []error
+				s := NewStore(Options{OnError: func(p string, err error) { reported = append(reported, err) }})
+				d := newFakeDisk(s, false)
+				f, err := Open[any](s, "/state/e.json")
+				require.NoError(t, err)
+				f.Save("good")
+				require.NoError(t, f.Flush(context.Background()))
+				f.Save(tc.v)
+				err = f.Flush(context.Background())
+				var nd *NotDrainedError
+				require.ErrorAs(t, err, &nd)
+				assert.Empty(t, nd.Pending)
+				assert.Contains(t, nd.Failed, "/state/e.json")
+				assert.Len(t, reported, 1)
+				got, _ := d.content("/state/e.json")
+				assert.Equal(t, "\"good\"\n", got)
+				f.Save("next")
+				assert.NoError(t, f.Flush(context.Background()), "the failure was reported once")
+				got, _ = d.content("/state/e.json")
+				assert.Equal(t, "\"next\"\n", got)
+			})
+		})
+	}
+}
+
+type failingMarshal struct{}
+
+var errMarshal = errors.New("cannot marshal")
+
+func (failingMarshal) MarshalJSON() ([]byte, error) { return nil, errMarshal }
+
+// Point 5: errors.As and errors.Is reach the failed save's own error.
+func TestFlushErrorUnwrapsFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		newFakeDisk(s, false)
+		f, _ := Open[failingMarshal](s, "/state/m.json")
+		f.Save(failingMarshal{})
+		err := s.Flush(context.Background())
+		assert.ErrorIs(t, err, errMarshal)
+		assert.NotErrorIs(t, err, context.DeadlineExceeded)
+	})
+}
+
+// Point 6: Load waits for the saves queued before it, and a stream of new
+// saves does not starve it.
+func TestLoadWaitsForQueuedSaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, true)
+		f, _ := Open[int](s, "/state/l.json")
+		f.Save(1)
+		synctest.Wait()
+		f.Save(2)
+		got := make(chan int, 1)
+		go func() { v, _ := f.Load(); got <- v }()
+		synctest.Wait()
+		f.Save(3) // queued after the Load: the Load must not wait for it... but may see it
+		select {
+		case <-got:
+			t.Fatal("Load returned before the save queued before it")
+		default:
+		}
+		d.hold <- struct{}{} // commit 1
+		d.hold <- struct{}{} // commit 3 (it superseded 2, which was queued before the Load)
+		v := <-got
+		assert.Equal(t, 3, v)
+		// A stream of saves: each Load still returns.
+		close(d.hold)
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+					f.Save(i)
+					runtime.Gosched()
+				}
+			}
+		})
+		for range 100 {
+			_, err := f.Load()
+			require.NoError(t, err)
+		}
+		close(stop)
+		wg.Wait()
+		require.NoError(t, f.Flush(context.Background()))
+	})
+}
+
+// Point 6: no file means the zero value and fs.ErrNotExist.
+func TestLoadMissing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		newFakeDisk(s, false)
+		f, _ := Open[map[string]int](s, "/state/none.json")
+		v, err := f.Load()
+		assert.Nil(t, v)
+		assert.ErrorIs(t, err, errNotExist)
+	})
+}
+
+// Point 7: two Opens of one path share a queue; different paths run in
+// parallel, at most MaxParallel at once.
+func TestOpenSharesQueueAndParallelIsBounded(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{MaxParallel: 3})
+		d := newFakeDisk(s, true)
+		a, _ := Open[int](s, "/state/x/../same.json")
+		b, _ := Open[int](s, "/state/same.json")
+		require.Same(t, a.q, b.q)
+		_, err := Open[string](s, "/state/same.json")
+		assert.ErrorContains(t, err, "already open with type int")
+		for i := range 10 {
+			f, _ := Open[int](s, fmt.Sprintf("/state/p%d.json", i))
+			f.Save(i)
+		}
+		a.Save(1)
+		b.Save(2)
+		synctest.Wait()
+		assert.Equal(t, 3, s.runningWorkers())
+		close(d.hold)
+		require.NoError(t, s.Flush(context.Background()))
+		assert.Equal(t, 3, d.maxRun, "commits at once")
+		got, _ := d.content("/state/same.json")
+		assert.Equal(t, "2\n", got)
+	})
+}
+
+// Point 9: with nothing queued the Store runs no goroutine.
+func TestNoIdleGoroutines(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		newFakeDisk(s, false)
+		for i := range 20 {
+			f, _ := Open[int](s, fmt.Sprintf("/state/g%d.json", i))
+			f.Save(i)
+		}
+		require.NoError(t, s.Flush(context.Background()))
+		synctest.Wait()
+		assert.Zero(t, s.runningWorkers())
+	})
+}

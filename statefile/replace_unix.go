@@ -1,0 +1,69 @@
+//go:build !windows
+
+package statefile
+
+import (
+	"os"
+	"path/filepath"
+
+	"github.com/google/renameio/v2"
+)
+
+// replaceFile writes data to a temp file beside path and renames it over
+// path. renameio creates the temp file (O_EXCL, random name ".<base><n>",
+// so a symlink planted at that name is never followed) and removes it on
+// failure. The commit order is ours rather than CloseAtomicallyReplace's,
+// so each step is timed for SaveTrace, Atomic durability can skip the
+// fsync, and the directory is fsynced after the rename.
+func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error) {
+	dir := filepath.Dir(path)
+	var pf *renameio.PendingFile
+	err = timed(&tr.Write, func() (err error) {
+		pf, err = renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
+		if err != nil {
+			return err
+		}
+		_, err = pf.Write(data)
+		return err
+	})
+	if pf != nil {
+		defer func() {
+			if err != nil {
+				pf.Cleanup() //nolint:errcheck // the commit's error is the one to report
+			}
+		}()
+	}
+	if err != nil {
+		return err
+	}
+	durable := s.opts.Durability == Durable
+	if durable {
+		if err = timed(&tr.Sync, pf.Sync); err != nil {
+			return err
+		}
+	}
+	if err = pf.File.Close(); err != nil {
+		return err
+	}
+	if err = timed(&tr.Rename, func() error { return os.Rename(pf.Name(), path) }); err != nil {
+		return err
+	}
+	if durable {
+		return timed(&tr.DirSync, func() error { return syncDir(dir) })
+	}
+	return nil
+}
+
+// syncDir fsyncs a directory so the entries changed in it (a rename, a
+// remove, a new file) survive a power cut; see fsync(2).
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}

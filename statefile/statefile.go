@@ -1,0 +1,177 @@
+package statefile
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+)
+
+// Store owns the writers of a set of state files. It is safe for concurrent
+// use. The zero Store is not usable: create one with [NewStore].
+type Store struct {
+	opts     Options
+	tracer   *csvTracer  // nil unless OFFMAIN_TRACE is set
+	tracing  atomic.Bool // Trace or tracer set: Save stamps queue times
+	closed   atomic.Bool // written under mu, read under any queue's mu
+	commit   commitFunc  // the disk step; tests replace it to block
+	readFile func(string) ([]byte, error)
+
+	mu      sync.Mutex        // protects the fields below
+	files   map[string]*queue // by absolute, clean path
+	ready   []*queue          // queues with work that no worker holds
+	workers int               // running worker goroutines, ≤ MaxParallel
+}
+
+// NewStore returns a Store with the given options. It starts no goroutine.
+func NewStore(opts Options) *Store {
+	s := &Store{
+		opts:     opts,
+		files:    make(map[string]*queue),
+		readFile: os.ReadFile,
+	}
+	s.commit = s.commitToDisk
+	if name := os.Getenv(TraceEnv); name != "" {
+		s.tracer = &csvTracer{name: name}
+	}
+	s.tracing.Store(opts.Trace != nil || s.tracer != nil)
+	return s
+}
+
+// Open returns the File for path. Two Opens of the same path (after
+// [filepath.Abs] and [filepath.Clean]) in one Store share one queue, so
+// their saves keep call order between them; they must use the same type T.
+// The first Open of a path queues a sweep of temp files that an earlier
+// crash left beside it. Open does no disk I/O on the caller.
+func Open[T any](s *Store, path string) (*File[T], error) {
+	if path == "" {
+		return nil, errors.New("statefile: empty path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("statefile: %s: %w", path, err)
+	}
+	s.mu.Lock()
+	if s.closed.Load() {
+		s.mu.Unlock()
+		return nil, ErrClosed
+	}
+	q, existed := s.files[abs]
+	if !existed {
+		q = newQueue(s, abs, &slot[T]{})
+		s.files[abs] = q
+	}
+	s.mu.Unlock()
+	sl, ok := q.slot.(*slot[T])
+	if !ok {
+		return nil, fmt.Errorf("statefile: %s is already open with type %s", abs, q.slot.typeName())
+	}
+	if !existed {
+		s.schedule(q) // the sweep
+	}
+	return &File[T]{q: q, slot: sl}, nil
+}
+
+// Flush waits until every save and remove queued on any path before the
+// call has reached the disk (or failed). It returns nil when all drained and
+// none failed since the last Flush that reported them. When ctx ends first
+// it returns at once with a [*NotDrainedError] naming the paths still
+// pending, and errors.Is(err, ctx.Err()) holds. The writers keep going.
+func (s *Store) Flush(ctx context.Context) error {
+	s.mu.Lock()
+	qs := make([]*queue, 0, len(s.files))
+	for _, q := range s.files {
+		qs = append(qs, q)
+	}
+	s.mu.Unlock()
+	targets := make([]uint64, len(qs))
+	for i, q := range qs {
+		targets[i] = q.target()
+	}
+	nd := &NotDrainedError{}
+	for i, q := range qs {
+		if !q.wait(ctx, targets[i]) {
+			nd.Pending = append(nd.Pending, q.path)
+			nd.Err = ctx.Err()
+			continue
+		}
+		q.collectFailure(nd)
+	}
+	slices.Sort(nd.Pending)
+	return nd.orNil()
+}
+
+// Close flushes like [Store.Flush] and then refuses new work: Save, Remove
+// and Open return [ErrClosed]; Load still reads. Saves queued before Close
+// are never dropped, even when Close returns early because ctx ended. A
+// second Close returns nil.
+func (s *Store) Close(ctx context.Context) error {
+	s.mu.Lock()
+	already := s.closed.Swap(true)
+	s.mu.Unlock()
+	if already {
+		return nil
+	}
+	return s.Flush(ctx)
+}
+
+// schedule puts q on the ready list and starts a worker if fewer than
+// MaxParallel run. The caller has set q.scheduled under q.mu.
+func (s *Store) schedule(q *queue) {
+	s.mu.Lock()
+	s.ready = append(s.ready, q)
+	start := s.workers < s.opts.maxParallel()
+	if start {
+		s.workers++
+	}
+	s.mu.Unlock()
+	if start {
+		go s.work()
+	}
+}
+
+// work is a writer goroutine. It takes queues off the ready list, runs one
+// step of each and puts it back while it has more to do, so paths share the
+// writers fairly. It ends when the ready list is empty: a Store with nothing
+// queued runs no goroutine.
+func (s *Store) work() {
+	for {
+		s.mu.Lock()
+		if len(s.ready) == 0 {
+			s.workers--
+			s.mu.Unlock()
+			return
+		}
+		q := s.ready[0]
+		s.ready[0] = nil
+		s.ready = s.ready[1:]
+		s.mu.Unlock()
+		if q.step() {
+			s.mu.Lock()
+			s.ready = append(s.ready, q)
+			s.mu.Unlock()
+		}
+	}
+}
+
+// report sends a failure to OnError and Logger, on the writer goroutine.
+func (s *Store) report(path string, err error) {
+	if s.opts.OnError != nil {
+		s.opts.OnError(path, err)
+	}
+	if s.opts.Logger != nil {
+		s.opts.Logger.Error("statefile: save failed", slog.String("path", path), slog.Any("err", err))
+	}
+}
+
+func (nd *NotDrainedError) orNil() error {
+	if len(nd.Pending) == 0 && len(nd.Failed) == 0 {
+		return nil
+	}
+	return nd
+}
