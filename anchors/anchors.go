@@ -1,0 +1,186 @@
+// Package anchors keeps each chat's scroll place, the item at the top of the
+// transcript's view and the offset into it, in one JSON state file, without
+// ever making the caller wait on the disk to save.
+//
+// Call [Store.Set] on every settled scroll, from the GUI's main goroutine:
+// it changes memory and returns. A save is queued through [statefile] once
+// the Sets pause for [Options.Settle] (no later than [Options.MaxWait]), and
+// encoding and disk I/O run on statefile's writer. At most [Options.Max]
+// places are kept; the least recently set goes first.
+//
+// The file is read lazily: by the first [Store.Get] or [Store.Load], or in
+// the background after the first Set or Forget, behind any saves already
+// queued on that path. Places set before the read win over the file's.
+package anchors
+
+import (
+	"container/list"
+	"context"
+	"fmt"
+	"math"
+	"sync"
+	"time"
+
+	"github.com/offmain/offmain/internal/settle"
+	"github.com/offmain/offmain/statefile"
+)
+
+// Anchor is a scroll place: the item at the top of the view and how far into
+// it the view starts.
+type Anchor struct {
+	// Item identifies the item (a message) at the top of the view.
+	Item string `json:"item"`
+	// Offset is how far into Item the view starts, in the caller's units
+	// (pixels, say). Resolving it by item rather than by absolute position
+	// keeps the place right when items above it load or change height.
+	Offset float64 `json:"offset"`
+	// UpdatedAt is when the place was set; Set fills a zero one with now.
+	UpdatedAt time.Time `json:"updated_at"`
+}
+
+// record is one place in the file. The file lists them least recently set
+// first: {"version":1,"anchors":[{"chat":"c1","item":"m9","offset":12.5,...}]}.
+type record struct {
+	Chat string `json:"chat"`
+	Anchor
+}
+
+type fileData struct {
+	Version int      `json:"version"`
+	Anchors []record `json:"anchors"`
+}
+
+const fileVersion = 1
+
+// file is what the Store needs of a *statefile.File[fileData]; tests
+// replace it to control when the read returns and see what is saved.
+type file interface {
+	Save(fileData) error
+	Remove() error
+	Load() (fileData, error)
+	Flush(ctx context.Context) error
+	Path() string
+}
+
+// Store holds the scroll places of up to Max chats. Its methods are safe for
+// concurrent use from any goroutine. Set and Forget never wait on the disk;
+// Get waits for the file's first read only.
+type Store struct {
+	file  file
+	sched *settle.Scheduler
+	max   int
+
+	loadDone chan struct{} // closed once the file was read and merged
+	saveMu   sync.Mutex    // held by save from copy to queue, so saves queue in state order
+
+	mu      sync.Mutex               // protects the fields below
+	lru     list.List                // of *record, least recently set first
+	byChat  map[string]*list.Element // the lru element of each chat
+	forgot  map[string]bool          // chats forgotten before the read; nil after it
+	started bool                     // the read has been started
+	loaded  bool                     // the read has been merged
+	waiting bool                     // a save found the file unread; the read will save
+	readErr error                    // what the read met; saves are off unless it is nil or ErrCorrupt
+	lost    error                    // why the last save could not be queued (statefile.ErrClosed)
+}
+
+// Open returns the Store for the anchors file at path in st. It does not
+// touch the disk; the file is read later (see the package documentation).
+// The only errors are statefile.Open's, such as statefile.ErrClosed.
+func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
+	f, err := statefile.Open[fileData](st, path)
+	if err != nil {
+		return nil, fmt.Errorf("anchors: %w", err)
+	}
+	return open(f, opts), nil
+}
+
+func open(f file, opts Options) *Store {
+	s := &Store{
+		file:     f,
+		max:      opts.max(),
+		loadDone: make(chan struct{}),
+		byChat:   map[string]*list.Element{},
+		forgot:   map[string]bool{},
+	}
+	s.sched = settle.New(opts.settle(), s.save)
+	return s
+}
+
+// Set records chat's place, making it the most recently set, and queues a
+// save once Sets settle. A zero a.UpdatedAt means now. An Offset that JSON
+// cannot hold (NaN, ±Inf) is stored as 0, so one bad value never makes the
+// whole file unsavable. If chat is new and Max places are kept already, the
+// least recently set is evicted.
+func (s *Store) Set(chat string, a Anchor) {
+	if math.IsNaN(a.Offset) || math.IsInf(a.Offset, 0) {
+		a.Offset = 0
+	}
+	if a.UpdatedAt.IsZero() {
+		a.UpdatedAt = time.Now().UTC() // UTC: no monotonic reading, equal after a JSON round trip
+	}
+	s.mu.Lock()
+	if e, ok := s.byChat[chat]; ok {
+		e.Value.(*record).Anchor = a
+		s.lru.MoveToBack(e)
+	} else {
+		s.byChat[chat] = s.lru.PushBack(&record{Chat: chat, Anchor: a})
+		s.evictLocked()
+	}
+	if s.forgot != nil {
+		delete(s.forgot, chat)
+	}
+	s.startLocked()
+	s.mu.Unlock()
+	s.sched.Mark()
+}
+
+// Forget drops chat's place (a chat that was deleted).
+func (s *Store) Forget(chat string) {
+	s.mu.Lock()
+	e, ok := s.byChat[chat]
+	if ok {
+		s.lru.Remove(e)
+		delete(s.byChat, chat)
+	}
+	if s.forgot != nil { // the file may still hold it
+		s.forgot[chat] = true
+		ok = true
+	}
+	s.startLocked()
+	s.mu.Unlock()
+	if ok {
+		s.sched.Mark()
+	}
+}
+
+// Get returns chat's place and whether there is one. The first Get waits
+// for the file to be read (behind the saves already queued on its path);
+// later ones only read memory. Get does not make chat recently set.
+func (s *Store) Get(chat string) (Anchor, bool) {
+	_ = s.Load(context.Background())
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	e, ok := s.byChat[chat]
+	if !ok {
+		return Anchor{}, false
+	}
+	return e.Value.(*record).Anchor, true
+}
+
+// Len returns how many places are kept. Before the file is read it counts
+// only the places set since Open.
+func (s *Store) Len() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.lru.Len()
+}
+
+// evictLocked drops the least recently set places beyond max.
+func (s *Store) evictLocked() {
+	for s.lru.Len() > s.max {
+		e := s.lru.Front()
+		s.lru.Remove(e)
+		delete(s.byChat, e.Value.(*record).Chat)
+	}
+}

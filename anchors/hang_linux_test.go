@@ -1,0 +1,77 @@
+package anchors
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/statefile"
+)
+
+// TestHungDisk: while the anchors file's fsync never returns, Sets still
+// return at once, Flush gives up by its deadline naming the path, and a
+// fresh Store's first read waits behind the hung save (Load gives up with
+// its context). Once the disk answers, the last place reaches it.
+func TestHungDisk(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	path := filepath.Join(fsys.Dir(), "anchors.json")
+	st := newStatefile(t)
+	s := openDisk(t, st, path, Options{})
+	require.NoError(t, s.Load(t.Context()))
+	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("anchors.json"))
+	t.Cleanup(hang.Release) // runs before the statefile.Store's Close
+
+	s.Set("c1", Anchor{Item: "first"})
+	require.True(t, s.sched.Flush(), "queue the save")
+	<-hang.Blocked() // statefile's writer is inside fsync(2) now
+
+	mustNotBlock(t, func() {
+		for i := range 1000 {
+			s.Set(fmt.Sprintf("c%d", i%50), Anchor{Item: "m", Offset: float64(i)})
+		}
+		s.Set("c1", Anchor{Item: "last"})
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	err := s.Flush(ctx)
+	var nd *statefile.NotDrainedError
+	require.ErrorAs(t, err, &nd)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, []string{path}, nd.Pending, "pending paths")
+
+	fresh := openDisk(t, st, path, Options{})
+	ctx, cancel = context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	assert.ErrorIs(t, fresh.Load(ctx), context.DeadlineExceeded, "the read waits behind the hung save")
+
+	hang.Release()
+	require.NoError(t, s.Flush(t.Context()))
+	got, ok := fresh.Get("c1")
+	assert.True(t, ok)
+	assert.Equal(t, "last", got.Item, "the fresh Store reads what was queued before its read")
+}
+
+// mustNotBlock runs edit, failing the test if it does not return while the
+// disk hangs (a real-time bound: the hang is in the kernel, not in a bubble).
+func mustNotBlock(t *testing.T, edit func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		edit()
+	}()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	select {
+	case <-done:
+	case <-timeout.C:
+		t.Fatal("Set blocked while the disk hung")
+	}
+}

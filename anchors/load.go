@@ -1,0 +1,170 @@
+package anchors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/offmain/offmain/statefile"
+)
+
+// startLocked starts the file's read once. The goroutine is the Store's; it
+// ends when statefile's Load returns (on a disk that never answers, when
+// the disk does, or at exit). Caller holds mu.
+func (s *Store) startLocked() {
+	if s.started {
+		return
+	}
+	s.started = true
+	go s.read()
+}
+
+// read loads the file, merges it under the places set since Open, and, if a
+// save found the file unread meanwhile, queues that save.
+func (s *Store) read() {
+	data, err := s.file.Load()
+	s.mu.Lock()
+	switch {
+	case err == nil:
+	case errors.Is(err, fs.ErrNotExist):
+		err = nil
+	case errors.Is(err, statefile.ErrCorrupt):
+		err = fmt.Errorf("anchors: starting empty: %w", err)
+	default:
+		// Never overwrite what could not be read: saves stay off.
+		err = fmt.Errorf("anchors: not saving, the file could not be read: %w", err)
+	}
+	s.readErr = err
+	trimmed := s.mergeLocked(data.Anchors)
+	s.loaded = true
+	s.forgot = nil
+	resave := s.waiting
+	s.waiting = false
+	s.mu.Unlock()
+	if resave || trimmed {
+		s.save() // before loadDone closes, so a Flush waiting on it sees the save queued
+	}
+	close(s.loadDone)
+}
+
+// mergeLocked puts the file's places, oldest first, before the places set
+// since Open, skipping chats set or forgotten since, then evicts beyond max.
+// It reports whether the file held places that are now dropped.
+func (s *Store) mergeLocked(recs []record) (dropped bool) {
+	front := s.lru.Front()
+	for _, r := range recs {
+		if _, ok := s.byChat[r.Chat]; ok || s.forgot[r.Chat] {
+			continue
+		}
+		if front == nil {
+			s.byChat[r.Chat] = s.lru.PushBack(&r)
+		} else {
+			s.byChat[r.Chat] = s.lru.InsertBefore(&r, front)
+		}
+	}
+	n := s.lru.Len()
+	s.evictLocked()
+	return s.lru.Len() < n
+}
+
+// Load reads the file if nothing has yet, and waits until it has been read
+// or ctx ends. It returns what the read met: nil when the file was read or
+// did not exist; an error matching statefile.ErrCorrupt when it did not parse
+// (statefile kept it aside; the store started empty and saves normally); any
+// other read error, after which the Store keeps working in memory but never
+// saves, so that a file it could not read is not overwritten. Every call
+// returns the same error, or ctx's if it ended first.
+//
+// Load is optional: Get loads on first use. Call it early, off the GUI
+// goroutine, to have the places ready and to log the error.
+func (s *Store) Load(ctx context.Context) error {
+	s.mu.Lock()
+	s.startLocked()
+	s.mu.Unlock()
+	select {
+	case <-s.loadDone:
+	case <-ctx.Done():
+		return fmt.Errorf("anchors: %s not read yet: %w", s.file.Path(), ctx.Err())
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.readErr
+}
+
+// save is the scheduler's callback, and also runs from read and Close. It
+// hands statefile a copy of the places, least recently set first, or
+// removes the file when there are none. Before the file has been read it
+// only notes that read must save, since a save then would drop the file's
+// places.
+func (s *Store) save() {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
+	s.mu.Lock()
+	if !s.loaded {
+		s.waiting = true
+		s.mu.Unlock()
+		return
+	}
+	if s.readErr != nil && !errors.Is(s.readErr, statefile.ErrCorrupt) {
+		s.mu.Unlock()
+		return
+	}
+	recs := make([]record, 0, s.lru.Len())
+	for e := s.lru.Front(); e != nil; e = e.Next() {
+		recs = append(recs, *e.Value.(*record))
+	}
+	s.mu.Unlock()
+	var err error
+	if len(recs) == 0 {
+		err = s.file.Remove()
+	} else {
+		err = s.file.Save(fileData{Version: fileVersion, Anchors: recs})
+	}
+	s.mu.Lock()
+	s.lost = err
+	s.mu.Unlock()
+}
+
+// Flush queues any unsaved Set or Forget now, then waits until the file has
+// reached the disk or ctx ends. If the file has not been read yet, it waits
+// for the read first (a save needs the file's places). It returns
+// statefile's error (a *statefile.NotDrainedError naming the path when ctx
+// ended first or the save failed), an error wrapping ctx's when the read
+// did not finish in time, and errors saying why saves are off or the last
+// one could not be queued (statefile.ErrClosed).
+func (s *Store) Flush(ctx context.Context) error {
+	s.sched.Flush()
+	s.mu.Lock()
+	waiting := s.waiting
+	s.mu.Unlock()
+	if waiting {
+		select {
+		case <-s.loadDone:
+		case <-ctx.Done():
+			return fmt.Errorf("anchors: %s not read yet, nothing saved: %w", s.file.Path(), ctx.Err())
+		}
+	}
+	err := s.file.Flush(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lost != nil {
+		err = errors.Join(fmt.Errorf("anchors: last place not saved: %w", s.lost), err)
+	}
+	if s.readErr != nil && !errors.Is(s.readErr, statefile.ErrCorrupt) {
+		err = errors.Join(s.readErr, err)
+	}
+	return err
+}
+
+// Close stops the settle timer, queues any unsaved Set or Forget, and waits
+// like [Store.Flush]. If the file is still being read when ctx ends, the
+// save is queued when the read finishes. After Close, Get still answers and
+// Set and Forget change memory only. Close does not close the
+// statefile.Store. A second Close only waits for the file again.
+func (s *Store) Close(ctx context.Context) error {
+	if s.sched.Stop() {
+		s.save()
+	}
+	return s.Flush(ctx)
+}

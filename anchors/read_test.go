@@ -1,0 +1,117 @@
+package anchors
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/statefile"
+)
+
+// The tests of the lazy read: when the file is read, how edits made before
+// it merge with it, and what a failed read does.
+
+func TestFirstGetReadsOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(disk("x", "y"))
+		s := openFake(t, f, Options{})
+		synctest.Wait()
+		assert.Zero(t, f.loadCount(), "Open must not read the file")
+		got, ok := s.Get("y")
+		assert.True(t, ok)
+		assert.Equal(t, "disk-y", got.Item)
+		_, _ = s.Get("x")
+		assert.Equal(t, 1, f.loadCount(), "reads of the file")
+		wait(time.Minute)
+		assert.Empty(t, f.saved(), "reading must not save")
+	})
+}
+
+// TestEditsBeforeReadWin: places set and forgotten before the file is read
+// override the file's, and the first save keeps the file's other places.
+func TestEditsBeforeReadWin(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(disk("w", "x", "y", "z"))
+		f.gate = make(chan struct{})
+		s := openFake(t, f, Options{})
+		s.Set("y", at("new-y"))
+		s.Forget("z")
+		s.Set("n", at("n"))
+		wait(time.Minute)
+		assert.Empty(t, f.saved(), "a save before the read would drop the file's places")
+
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		err := s.Flush(ctx)
+		assert.ErrorIs(t, err, context.DeadlineExceeded, "Flush while the read hangs")
+		assert.Contains(t, err.Error(), "/state/anchors.json")
+
+		close(f.gate) // the read returns; it queues the waiting save itself
+		synctest.Wait()
+		ops := f.saved()
+		require.Len(t, ops, 1)
+		assert.Equal(t, []string{"w", "x", "y", "n"}, ops[0].chats())
+		assert.Equal(t, "new-y", ops[0].recs[2].Item)
+		assert.Equal(t, 1, f.loadCount())
+	})
+}
+
+func TestMaxAppliesToFile(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(disk("a", "b", "c", "d", "e"))
+		s := openFake(t, f, Options{Max: 3})
+		_, ok := s.Get("a")
+		assert.False(t, ok, "the oldest places beyond Max are dropped at the read")
+		assert.Equal(t, 3, s.Len())
+		synctest.Wait()
+		ops := f.saved()
+		require.Len(t, ops, 1, "a file over Max is rewritten at once")
+		assert.Equal(t, []string{"c", "d", "e"}, ops[0].chats())
+	})
+}
+
+// TestCloseBeforeRead: Close gives up on a hung read by its deadline, and
+// the save still happens when the read returns.
+func TestCloseBeforeRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(disk("old"))
+		f.gate = make(chan struct{})
+		s := openFake(t, f, Options{})
+		s.Set("a", at("a"))
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		assert.ErrorIs(t, s.Close(ctx), context.DeadlineExceeded)
+		close(f.gate)
+		synctest.Wait()
+		ops := f.saved()
+		require.Len(t, ops, 1)
+		assert.Equal(t, []string{"old", "a"}, ops[0].chats())
+	})
+}
+
+func TestReadErrors(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(fileData{})
+		f.loadErr = &statefile.CorruptError{Path: "/state/anchors.json", Aside: "/x.corrupt", Err: errors.New("bad")}
+		s := openFake(t, f, Options{})
+		assert.ErrorIs(t, s.Load(t.Context()), statefile.ErrCorrupt)
+		s.Set("a", at("a"))
+		assert.NoError(t, s.Flush(t.Context()), "a corrupt file does not stop saving")
+		assert.Len(t, f.saved(), 1)
+
+		f = newFake(fileData{})
+		f.loadErr = errors.New("input/output error")
+		s = openFake(t, f, Options{})
+		s.Set("a", at("a"))
+		err := s.Flush(t.Context())
+		assert.ErrorContains(t, err, "input/output error", "Flush must say saves are off")
+		assert.Empty(t, f.saved(), "a file that could not be read must not be overwritten")
+		got, ok := s.Get("a")
+		assert.True(t, ok && got.Item == "a", "memory still works")
+	})
+}

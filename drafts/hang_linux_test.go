@@ -1,0 +1,75 @@
+package drafts
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/statefile"
+)
+
+// TestHungDisk: while the drafts file's fsync never returns, edits still
+// return at once, Flush gives up by its deadline naming the path, and once
+// the disk answers the last edit reaches it.
+func TestHungDisk(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	path := filepath.Join(fsys.Dir(), "drafts.json")
+	st := newStatefile(t)
+	s := openDisk(t, st, path)
+	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("drafts.json"))
+	t.Cleanup(hang.Release) // runs before the statefile.Store's Close
+
+	s.Set("a", "first")
+	require.True(t, s.sched.Flush(), "queue the save")
+	<-hang.Blocked() // statefile's writer is inside fsync(2) now
+
+	mustNotBlock(t, func() {
+		for i := range 1000 {
+			s.Set("a", "typing "+string(rune('a'+i%26)))
+		}
+		s.Set("a", "last")
+	})
+
+	ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	err := s.Flush(ctx)
+	var nd *statefile.NotDrainedError
+	require.ErrorAs(t, err, &nd)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	assert.Equal(t, []string{path}, nd.Pending, "pending paths")
+
+	ctx, cancel = context.WithTimeout(t.Context(), 50*time.Millisecond)
+	defer cancel()
+	fresh, err := OpenContext(ctx, st, path, Options{})
+	assert.Nil(t, fresh, "OpenContext's read waits behind the hung save")
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+
+	hang.Release()
+	require.NoError(t, s.Flush(t.Context()))
+	again := openDisk(t, newStatefile(t), path)
+	d, _ := again.Get("a")
+	assert.Equal(t, "last", d.Text, "after the disk came back")
+}
+
+// mustNotBlock runs edit, failing the test if it does not return while the
+// disk hangs (a real-time bound: the hang is in the kernel, not in a bubble).
+func mustNotBlock(t *testing.T, edit func()) {
+	t.Helper()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		edit()
+	}()
+	timeout := time.NewTimer(10 * time.Second)
+	defer timeout.Stop()
+	select {
+	case <-done:
+	case <-timeout.C:
+		t.Fatal("Set blocked while the disk hung")
+	}
+}

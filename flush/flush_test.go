@@ -1,0 +1,216 @@
+package flush
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// after is a Flusher that drains after d of fake time, or fails with err.
+// It honours ctx, as a well-behaved store does.
+func after(d time.Duration, err error) Func {
+	return func(ctx context.Context) error {
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return err
+		case <-ctx.Done():
+			return fmt.Errorf("fake store: 1 path pending: %w", ctx.Err())
+		}
+	}
+}
+
+// stuck is a Flusher that ignores its context: a write stuck in the kernel.
+// It returns only when release is closed.
+func stuck(release <-chan struct{}) Func {
+	return func(context.Context) error {
+		<-release
+		return nil
+	}
+}
+
+func TestRunAllDrained(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(0)
+		h.Add("slow", after(900*time.Millisecond, nil))
+		h.Add("fast", after(10*time.Millisecond, nil))
+		h.Add("mid", after(500*time.Millisecond, nil))
+		r := h.Run()
+		assert.True(t, r.Drained)
+		assert.Equal(t, 900*time.Millisecond, r.Took, "Took: flushers run in parallel, so the slowest one sets it")
+		require.Len(t, r.Items, 3)
+		for i, name := range []string{"slow", "fast", "mid"} {
+			assert.Equal(t, Item{Name: name, Drained: true}, r.Items[i], "item %d, in Add order", i)
+		}
+		assert.Equal(t, "flush: drained 3/3 in 900ms", r.String())
+	})
+}
+
+// TestRunStuckFlusher is the quit on a disk that never finishes: the hook
+// returns at the deadline, reports the stuck item, and the stuck goroutine
+// ends once its write returns.
+func TestRunStuckFlusher(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release) // the "disk" finishes after the test: the goroutine ends then
+		h := New(300 * time.Millisecond)
+		h.Add("ok", after(time.Millisecond, nil))
+		h.Add("stuck", stuck(release))
+		h.Add("polite", after(time.Hour, nil))
+		r := h.Run()
+		assert.Equal(t, 300*time.Millisecond+Grace, r.Took, "Took: got, want the deadline plus Grace exactly")
+		assert.False(t, r.Drained)
+		require.Len(t, r.Items, 3)
+		assert.True(t, r.Items[0].Drained, "ok")
+		for _, it := range r.Items[1:] {
+			assert.False(t, it.Drained, it.Name)
+			assert.ErrorIs(t, it.Err, context.DeadlineExceeded, it.Name)
+		}
+		assert.Contains(t, r.Items[2].Err.Error(), "1 path pending", "a flusher's own error is kept")
+		line := r.String()
+		assert.NotContains(t, line, "\n")
+		assert.True(t, strings.HasPrefix(line, "flush: drained 1/3 in 310ms; not drained: stuck: "), line)
+		assert.Contains(t, line, "; polite: fake store: 1 path pending: context deadline exceeded")
+	})
+}
+
+// TestRunPoliteAtDeadline: flushers that give up with their context are
+// all heard, and Run needs no Grace when nothing is stuck.
+func TestRunPoliteAtDeadline(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(300 * time.Millisecond)
+		for _, name := range []string{"a", "b", "c"} {
+			h.Add(name, after(time.Hour, nil))
+		}
+		r := h.Run()
+		assert.Equal(t, 300*time.Millisecond, r.Took)
+		for _, it := range r.Items {
+			assert.ErrorIs(t, it.Err, context.DeadlineExceeded, it.Name)
+			assert.Contains(t, it.Err.Error(), "1 path pending", "%s: the flusher's own error is kept", it.Name)
+		}
+	})
+}
+
+func TestRunDefaultTimeout(t *testing.T) {
+	for _, timeout := range []time.Duration{0, -time.Second} {
+		synctest.Test(t, func(t *testing.T) {
+			release := make(chan struct{})
+			defer close(release)
+			h := New(timeout)
+			h.Add("stuck", stuck(release))
+			assert.Equal(t, DefaultTimeout+Grace, h.Run().Took, "timeout %v", timeout)
+		})
+	}
+}
+
+func TestRunZeroHook(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var h Hook
+		r := h.Run()
+		assert.True(t, r.Drained, "a Run with nothing added drains")
+		assert.Empty(t, r.Items)
+		assert.Equal(t, "flush: drained 0/0 in 0s", r.String())
+		release := make(chan struct{})
+		defer close(release)
+		h.Add("stuck", stuck(release))
+		assert.Equal(t, DefaultTimeout+Grace, h.Run().Took, "zero Hook's deadline")
+	})
+}
+
+func TestRunFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errDisk := errors.New("disk full")
+		h := New(time.Second)
+		h.Add("full", after(5*time.Millisecond, errDisk))
+		h.Add("ok", after(20*time.Millisecond, nil))
+		r := h.Run()
+		assert.Equal(t, 20*time.Millisecond, r.Took, "a failure does not wait for the deadline")
+		assert.False(t, r.Drained)
+		assert.ErrorIs(t, r.Items[0].Err, errDisk)
+		assert.NotErrorIs(t, r.Items[0].Err, context.DeadlineExceeded)
+		assert.True(t, r.Items[1].Drained)
+	})
+}
+
+func TestRunPanic(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(time.Second)
+		h.Add("bad", Func(func(context.Context) error { panic("boom") }))
+		h.Add("ok", after(time.Millisecond, nil))
+		r := h.Run()
+		assert.ErrorIs(t, r.Items[0].Err, errPanicked)
+		assert.Contains(t, r.Items[0].Err.Error(), "boom")
+		assert.True(t, r.Items[1].Drained, "one panicking store does not spoil the others")
+	})
+}
+
+func TestRunContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		release := make(chan struct{})
+		defer close(release)
+		h := New(time.Second)
+		h.Add("stuck", stuck(release))
+
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		r := h.RunContext(ctx)
+		assert.Equal(t, 100*time.Millisecond+Grace, r.Took, "the parent's earlier deadline wins")
+		assert.ErrorIs(t, r.Items[0].Err, context.DeadlineExceeded)
+
+		ctx, cancel = context.WithCancel(t.Context())
+		cancel()
+		r = h.RunContext(ctx)
+		assert.Equal(t, Grace, r.Took)
+		assert.ErrorIs(t, r.Items[0].Err, context.Canceled)
+	})
+}
+
+func TestAddDuringRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(time.Second)
+		h.Add("first", Func(func(context.Context) error {
+			h.Add("late", after(0, nil)) // must not deadlock, joins the next Run
+			return nil
+		}))
+		r := h.Run()
+		assert.Len(t, r.Items, 1)
+		r = h.Run()
+		assert.Len(t, r.Items, 2)
+		assert.True(t, r.Drained)
+	})
+}
+
+func TestAddNilPanics(t *testing.T) {
+	assert.Panics(t, func() { New(0).Add("nil", nil) })
+}
+
+func TestReportString(t *testing.T) {
+	tests := []struct {
+		name string
+		r    Report
+		want string
+	}{
+		{"empty", Report{Drained: true}, "flush: drained 0/0 in 0s"},
+		{"microseconds", Report{Drained: true, Took: 1234567, Items: []Item{{Name: "a", Drained: true}}},
+			"flush: drained 1/1 in 1ms"},
+		{"sub-millisecond", Report{Drained: true, Took: 4321}, "flush: drained 0/0 in 4µs"},
+		{"multi-line error folded", Report{Took: 2 * time.Second, Items: []Item{
+			{Name: "drafts", Err: errors.Join(errors.New("a failed"), errors.New("b failed"))},
+			{Name: "anchors", Drained: true},
+			{Name: "odd"},
+		}}, "flush: drained 1/3 in 2s; not drained: drafts: a failed | b failed; odd: not drained"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.r.String())
+		})
+	}
+}

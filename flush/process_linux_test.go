@@ -1,0 +1,164 @@
+package flush_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/drafts"
+	"github.com/offmain/offmain/flush"
+	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/statefile"
+)
+
+// The process tests re-run this test binary as the child, selected by
+// -test.run and guarded by these variables, as os/exec's tests do.
+const (
+	childEnv    = "OFFMAIN_FLUSH_CHILD" // "sigterm" or "hung"
+	childDirEnv = "OFFMAIN_FLUSH_DIR"   // where the child's state file goes
+	childDrafts = "OFFMAIN_FLUSH_DRAFTS"
+	lastSave    = 50
+	hungTimeout = 300 * time.Millisecond
+)
+
+type payload struct {
+	N   int    `json:"n"`
+	Pad string `json:"pad"` // 1 MiB, so that the last write is still going when the signal comes
+}
+
+// TestChild is the child process of the tests below; run directly, it
+// returns at once.
+func TestChild(t *testing.T) {
+	mode := os.Getenv(childEnv)
+	if mode == "" {
+		return
+	}
+	st := statefile.NewStore(statefile.Options{})
+	f, err := statefile.Open[payload](st, filepath.Join(os.Getenv(childDirEnv), "state.json"))
+	require.NoError(t, err)
+	hook := flush.New(10 * time.Second)
+	if mode == "hung" {
+		hook = flush.New(hungTimeout)
+		d, err := drafts.Open(st, os.Getenv(childDrafts), drafts.Options{})
+		require.NoError(t, err)
+		d.Set("chat", "unsent words")
+		hook.Add("drafts", d)
+	}
+	hook.Add("state", st)
+	if mode == "hung" {
+		hook.Add("stuck", flush.Func(func(context.Context) error { select {} }))
+	}
+	hook.Notify()
+	pad := strings.Repeat("x", 1<<20)
+	for i := 1; i <= lastSave; i++ {
+		require.NoError(t, f.Save(payload{N: i, Pad: pad}))
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin) // until the parent goes away
+	os.Exit(3)
+}
+
+// startChild runs TestChild in mode and waits for it to be ready. It
+// returns the child and its standard error.
+func startChild(t *testing.T, mode string, env ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestChild$", "-test.count=1")
+	// atexit_sleep_ms=0: the race detector otherwise waits 1s at exit.
+	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")...)
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	t.Cleanup(func() { stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	sc := bufio.NewScanner(stdout)
+	for sc.Scan() {
+		if sc.Text() == "ready" {
+			go func() { _, _ = io.Copy(io.Discard, stdout) }() // ends when the child exits
+			return cmd, &stderr
+		}
+	}
+	t.Fatalf("child ended before it was ready: %v; stderr:\n%s", sc.Err(), stderr.String())
+	return nil, nil
+}
+
+func exitCode(t *testing.T, err error) int {
+	t.Helper()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "child: got %v, want an exit status", err)
+	return ee.ExitCode()
+}
+
+// TestQuitOnSIGTERM: a real process saves, gets SIGTERM, and exits with
+// 128+15 only after its last save is on disk.
+func TestQuitOnSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	cmd, stderr := startChild(t, "sigterm", childDirEnv+"="+dir)
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	assert.Equal(t, 143, exitCode(t, err), "exit status; stderr:\n%s", stderr)
+	t.Logf("child: %s", stderr)
+	assert.Contains(t, stderr.String(), "flush: terminated: drained 1/1 in ")
+
+	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	require.NoError(t, err)
+	var p payload
+	require.NoError(t, json.Unmarshal(b, &p))
+	assert.Equal(t, lastSave, p.N, "the file must hold the last save")
+}
+
+// TestQuitOnHungDisk: the child's state file sits on a FUSE mount whose
+// fsync never answers, and one flusher never returns at all. The child still
+// exits with 128+15 within the deadline and prints a report that names the
+// pending path, while its drafts, on a working disk, drain.
+func TestQuitOnHungDisk(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("state.json"))
+	t.Cleanup(hang.Release)
+	draftsPath := filepath.Join(t.TempDir(), "drafts.json")
+	cmd, stderr := startChild(t, "hung", childDirEnv+"="+fsys.Dir(), childDrafts+"="+draftsPath)
+	<-hang.Blocked() // the child's writer is inside fsync(2) and stays there
+
+	start := time.Now()
+	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+	err := cmd.Wait()
+	took := time.Since(start)
+	assert.Equal(t, 143, exitCode(t, err), "exit status; stderr:\n%s", stderr)
+	assert.Less(t, took, hungTimeout+time.Second, "the child must exit by the deadline (plus process start-up slack)")
+
+	report := stderr.String()
+	t.Logf("child exited %v after SIGTERM: %s", took, report)
+	pending := filepath.Join(fsys.Dir(), "state.json")
+	assert.Contains(t, report, "flush: terminated: drained 1/3 in ")
+	assert.Contains(t, report, "state: ")
+	assert.Contains(t, report, pending, "the report must name the pending path")
+	assert.Contains(t, report, "stuck: flush: still flushing at the deadline: context deadline exceeded")
+	assert.Equal(t, 1, strings.Count(report, "\n"), "one line:\n%s", report)
+
+	st := statefile.NewStore(statefile.Options{})
+	defer st.Close(context.Background())
+	d, err := drafts.Open(st, draftsPath, drafts.Options{})
+	require.NoError(t, err)
+	got, _ := d.Get("chat")
+	assert.Equal(t, "unsent words", got.Text, "drafts on a working disk drain")
+	require.NoError(t, d.Close(t.Context()))
+}

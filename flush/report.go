@@ -1,0 +1,88 @@
+package flush
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Report says what one [Hook.Run] achieved.
+type Report struct {
+	// Drained is true when every item drained (also when there were none).
+	Drained bool
+	// Took is how long Run took: at most the deadline plus the time to
+	// notice it.
+	Took time.Duration
+	// Items has one entry per [Hook.Add], in Add order.
+	Items []Item
+}
+
+// Item is the outcome for one added [Flusher].
+type Item struct {
+	Name string
+	// Drained is true when the Flusher returned nil before the deadline.
+	Drained bool
+	// Err is nil when Drained. Otherwise it is the Flusher's own error if it
+	// returned one first (a *statefile.NotDrainedError names the paths still
+	// pending), or, for a Flusher still running at the deadline, an error
+	// for which errors.Is(err, context.DeadlineExceeded) holds
+	// (context.Canceled if a RunContext parent was canceled).
+	Err error
+}
+
+// String returns the report on one line, fit for a log at quit:
+//
+//	flush: drained 2/2 in 3ms
+//	flush: drained 1/2 in 2.01s; not drained: drafts: flush: still flushing at the deadline: context deadline exceeded
+func (r Report) String() string {
+	return r.format("flush: ")
+}
+
+func (r Report) format(prefix string) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	n := 0
+	for _, it := range r.Items {
+		if it.Drained {
+			n++
+		}
+	}
+	b.WriteString("drained ")
+	b.WriteString(strconv.Itoa(n))
+	b.WriteByte('/')
+	b.WriteString(strconv.Itoa(len(r.Items)))
+	b.WriteString(" in ")
+	b.WriteString(roundTook(r.Took).String())
+	sep := "; not drained: "
+	for _, it := range r.Items {
+		if it.Drained {
+			continue
+		}
+		b.WriteString(sep)
+		sep = "; "
+		b.WriteString(it.Name)
+		b.WriteString(": ")
+		msg := "not drained"
+		if it.Err != nil {
+			msg = it.Err.Error()
+		}
+		b.WriteString(oneLine(msg))
+	}
+	return b.String()
+}
+
+// oneLine folds an error text that spans lines (errors.Join uses "\n") into
+// one, so the report stays one log line.
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " | ")
+}
+
+func roundTook(d time.Duration) time.Duration {
+	if d >= time.Millisecond {
+		return d.Round(time.Millisecond)
+	}
+	return d.Round(time.Microsecond)
+}

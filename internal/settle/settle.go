@@ -1,0 +1,192 @@
+// Package settle schedules one callback after a burst of edits: it fires once
+// the edits pause for a settle window, but never later than a maximum wait
+// after the first edit that has not been saved yet. It is the one scheduler
+// that the drafts and anchors packages share.
+//
+// A [Scheduler] keeps no goroutine while idle: it owns one [time.AfterFunc]
+// timer, which is re-armed at most once per pause rather than on every edit,
+// so [Scheduler.Mark] costs a mutex, a clock read and no allocation. The
+// callback runs on the timer's goroutine, or on the goroutine that calls
+// [Scheduler.Flush]; two calls of it never overlap.
+//
+// Chromium's ImportantFileWriter (base/files/important_file_writer.cc,
+// kDefaultCommitInterval = 10 s) and Firefox's JSONFile
+// (toolkit/modules/JSONFile, kSaveDelayMs = 1500) coalesce with one fixed
+// window. This scheduler adds pause detection, so a save follows a finished
+// edit quickly, and the cap, so continuous typing still saves.
+package settle
+
+import (
+	"sync"
+	"time"
+)
+
+// Defaults used when an [Options] field is zero or negative.
+const (
+	DefaultSettle  = 300 * time.Millisecond
+	DefaultMaxWait = 2 * time.Second
+)
+
+// Options configure a [Scheduler]. The zero value means all defaults.
+type Options struct {
+	// Settle is how long edits must pause before the callback fires.
+	// Zero or negative: DefaultSettle (300ms).
+	Settle time.Duration
+	// MaxWait caps the delay between the first unsaved edit and the
+	// callback, so a stream of edits that never pauses still fires.
+	// Zero or negative: DefaultMaxWait (2s).
+	MaxWait time.Duration
+}
+
+// Scheduler fires a callback after edits settle. Its methods are safe for
+// concurrent use from any goroutine, except that the callback itself must not
+// call [Scheduler.Flush] or [Scheduler.Stop] (they wait for it).
+type Scheduler struct {
+	fn      func()
+	settle  time.Duration
+	maxWait time.Duration
+	first   time.Duration // delay for the first edit of a burst: min(settle, maxWait)
+
+	// fireMu is held for the whole of every callback and while Flush and
+	// Stop decide, so a Flush that returns has seen any concurrent fire
+	// complete, and nothing fires after Stop returns. Order: fireMu, then mu.
+	fireMu sync.Mutex
+
+	mu      sync.Mutex  // protects the fields below
+	t       *time.Timer // created by the first Mark; its callback is tick
+	armed   bool        // t is pending or tick is about to look at the state
+	dirty   bool        // an edit was marked and the callback has not run since
+	since   time.Time   // time of the first edit since the callback last ran
+	last    time.Time   // time of the latest edit
+	stopped bool        // Stop was called; Mark and Flush do nothing
+}
+
+// New returns a Scheduler that calls fn when edits settle. fn must not be
+// nil; it runs with no Scheduler lock held except the one that keeps two
+// calls of it from overlapping.
+func New(opts Options, fn func()) *Scheduler {
+	if fn == nil {
+		panic("settle: nil callback")
+	}
+	s := &Scheduler{fn: fn, settle: opts.Settle, maxWait: opts.MaxWait}
+	if s.settle <= 0 {
+		s.settle = DefaultSettle
+	}
+	if s.maxWait <= 0 {
+		s.maxWait = DefaultMaxWait
+	}
+	s.first = min(s.settle, s.maxWait)
+	return s
+}
+
+// Mark records an edit. The callback fires Settle after the last of a burst
+// of marks, or MaxWait after the first mark it has not yet covered, whichever
+// is sooner. Mark never blocks on the callback and does not allocate (after
+// the first call, which creates the timer). After Stop it does nothing.
+func (s *Scheduler) Mark() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.stopped {
+		return
+	}
+	now := time.Now()
+	if !s.dirty {
+		s.dirty = true
+		s.since = now
+	}
+	s.last = now
+	if s.armed {
+		// tick will find the later s.last and re-arm for the remainder:
+		// one timer operation per pause, not one per keystroke.
+		return
+	}
+	// Not armed means no edit was pending before this one (tick and Flush
+	// disarm only when they clear dirty), so this edit starts a burst.
+	s.armed = true
+	if s.t == nil {
+		s.t = time.AfterFunc(s.first, s.tick)
+		return
+	}
+	s.t.Reset(s.first)
+}
+
+// due is when the pending edits must fire. Caller holds mu and dirty is set.
+func (s *Scheduler) due() time.Time {
+	settled := s.last.Add(s.settle)
+	capped := s.since.Add(s.maxWait)
+	if capped.Before(settled) {
+		return capped
+	}
+	return settled
+}
+
+// tick is the timer's callback: fire if the edits are due, else re-arm for
+// the time left.
+func (s *Scheduler) tick() {
+	s.fireMu.Lock()
+	defer s.fireMu.Unlock()
+	s.mu.Lock()
+	if s.stopped || !s.dirty {
+		s.armed = false
+		s.mu.Unlock()
+		return
+	}
+	if left := time.Until(s.due()); left > 0 {
+		s.t.Reset(left)
+		s.mu.Unlock()
+		return
+	}
+	s.armed = false
+	s.dirty = false
+	s.mu.Unlock()
+	s.fn()
+}
+
+// Flush runs the callback now, on the calling goroutine, if an edit is
+// pending, and reports whether it did. If the timer is firing at the same
+// moment, Flush waits for that callback to finish first, so when Flush
+// returns every edit marked before it was called has been covered by a
+// completed callback. After Stop it does nothing and returns false.
+func (s *Scheduler) Flush() bool {
+	s.fireMu.Lock()
+	defer s.fireMu.Unlock()
+	s.mu.Lock()
+	if s.stopped || !s.dirty {
+		s.mu.Unlock()
+		return false
+	}
+	s.dirty = false
+	if s.t.Stop() {
+		s.armed = false
+	}
+	s.mu.Unlock()
+	s.fn()
+	return true
+}
+
+// Stop cancels any pending fire and disables the Scheduler for good: once
+// Stop returns the callback is not running and will not run again. It reports
+// whether an edit was pending, so the owner can save it itself. A second Stop
+// returns false.
+func (s *Scheduler) Stop() (pending bool) {
+	s.fireMu.Lock()
+	defer s.fireMu.Unlock()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	pending = s.dirty && !s.stopped
+	s.stopped = true
+	s.dirty = false
+	s.armed = false
+	if s.t != nil {
+		s.t.Stop()
+	}
+	return pending
+}
+
+// Pending reports whether an edit has been marked that no callback has
+// covered yet.
+func (s *Scheduler) Pending() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.dirty
+}
