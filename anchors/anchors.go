@@ -79,7 +79,7 @@ type Store struct {
 	forgot  map[string]bool          // chats forgotten before the read; nil after it
 	started bool                     // the read has been started
 	loaded  bool                     // the read has been merged
-	waiting bool                     // a save found the file unread; the read will save
+	waiting bool                     // a save found the file unread; set until the read has queued it
 	readErr error                    // what the read met; saves are off unless it is nil or ErrCorrupt
 	lost    error                    // why the last save could not be queued (statefile.ErrClosed)
 }

@@ -39,12 +39,17 @@ func (s *Store) read() {
 	trimmed := s.mergeLocked(data.Anchors)
 	s.loaded = true
 	s.forgot = nil
-	resave := s.waiting
+	resave := s.waiting || trimmed
+	s.mu.Unlock()
+	if resave {
+		// waiting stays set until this save is queued: a Flush that finds it
+		// set waits for loadDone, which closes after the save, so no Flush
+		// can slip in between the merge and the save and return early.
+		s.save()
+	}
+	s.mu.Lock()
 	s.waiting = false
 	s.mu.Unlock()
-	if resave || trimmed {
-		s.save() // before loadDone closes, so a Flush waiting on it sees the save queued
-	}
 	close(s.loadDone)
 }
 
@@ -92,11 +97,11 @@ func (s *Store) Load(ctx context.Context) error {
 	return s.readErr
 }
 
-// save is the scheduler's callback, and also runs from read and Close. It
-// hands statefile a copy of the places, least recently set first, or
-// removes the file when there are none. Before the file has been read it
-// only notes that read must save, since a save then would drop the file's
-// places.
+// save is the scheduler's callback (Close's last one included), and also
+// runs from read; saveMu keeps the two from overlapping. It hands statefile
+// a copy of the places, least recently set first, or removes the file when
+// there are none. Before the file has been read it only notes that read
+// must save, since a save then would drop the file's places.
 func (s *Store) save() {
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
@@ -161,10 +166,9 @@ func (s *Store) Flush(ctx context.Context) error {
 // like [Store.Flush]. If the file is still being read when ctx ends, the
 // save is queued when the read finishes. After Close, Get still answers and
 // Set and Forget change memory only. Close does not close the
-// statefile.Store. A second Close only waits for the file again.
+// statefile.Store. A second Close only waits for the file again. A Flush
+// called while Close queues the last Set returns only after it is queued.
 func (s *Store) Close(ctx context.Context) error {
-	if s.sched.Stop() {
-		s.save()
-	}
+	s.sched.Close()
 	return s.Flush(ctx)
 }

@@ -3,6 +3,7 @@ package anchors
 import (
 	"context"
 	"errors"
+	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -61,6 +62,22 @@ func TestEditsBeforeReadWin(t *testing.T) {
 	})
 }
 
+// TestForgetBeforeReadSaves: forgetting a chat before the file is read, with
+// no Set at all, still saves the file without that chat's place.
+func TestForgetBeforeReadSaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(disk("x", "y"))
+		s := openFake(t, f, Options{})
+		s.Forget("x")
+		require.NoError(t, s.Flush(t.Context()))
+		ops := f.saved()
+		require.Len(t, ops, 1, "the forgotten place must leave the file")
+		assert.Equal(t, []string{"y"}, ops[0].chats())
+		_, ok := s.Get("x")
+		assert.False(t, ok)
+	})
+}
+
 func TestMaxAppliesToFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(disk("a", "b", "c", "d", "e"))
@@ -114,4 +131,43 @@ func TestReadErrors(t *testing.T) {
 		got, ok := s.Get("a")
 		assert.True(t, ok && got.Item == "a", "memory still works")
 	})
+}
+
+// TestFlushWhileReadQueuesWaitingSave: a Set whose save found the file
+// unread is queued by the read. A Flush that runs after the read merged the
+// file but before that save is queued must not report success: it either
+// waits for the save or says what it did not wait for. The test holds
+// saveMu to stop the read just before its save (the window the race needs)
+// and flushes with a context that has already ended.
+func TestFlushWhileReadQueuesWaitingSave(t *testing.T) {
+	f := newFake(disk("old"))
+	f.gate = make(chan struct{})
+	s := openFake(t, f, Options{})
+	s.Set("a", at("a"))
+	require.True(t, s.sched.Flush(), "the save finds the file unread and waits for the read")
+
+	s.saveMu.Lock()
+	close(f.gate) // the read merges the file, then stops at saveMu in save
+	for !s.isLoaded() {
+		runtime.Gosched()
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	err := s.Flush(ctx)
+	queued := len(f.saved())
+	s.saveMu.Unlock()
+	assert.True(t, err != nil || queued == 1,
+		"Flush returned nil with the last Set not yet queued: got %d saves, want 1 (or an error)", queued)
+
+	<-s.loadDone
+	require.NoError(t, s.Flush(t.Context()))
+	ops := f.saved()
+	require.Len(t, ops, 1)
+	assert.Equal(t, []string{"old", "a"}, ops[0].chats())
+}
+
+func (s *Store) isLoaded() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.loaded
 }

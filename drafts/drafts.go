@@ -197,8 +197,8 @@ func (s *Store) Tabs() []string {
 
 // save is the scheduler's callback: it hands statefile a copy of the drafts,
 // or removes the file when there are none. Calls never overlap (settle runs
-// one at a time, and Close calls it only after stopping the scheduler), so
-// saves are queued in the order of the states they copy.
+// one at a time, Close's last one included), so saves are queued in the
+// order of the states they copy.
 func (s *Store) save() {
 	s.mu.Lock()
 	var snap map[string]Draft
@@ -238,10 +238,9 @@ func (s *Store) Flush(ctx context.Context) error {
 // file like [Store.Flush]. After Close the Store still answers Get and Tabs,
 // and Set, Put and Delete still change memory, but nothing more is saved.
 // Close does not close the statefile.Store, which may hold other files.
-// A second Close only waits for the file again.
+// A second Close only waits for the file again. A Flush called while Close
+// queues the last edit returns only after it is queued.
 func (s *Store) Close(ctx context.Context) error {
-	if s.sched.Stop() {
-		s.save()
-	}
+	s.sched.Close()
 	return s.Flush(ctx)
 }

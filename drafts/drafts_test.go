@@ -163,6 +163,27 @@ func TestSaveHandsOverACopy(t *testing.T) {
 	})
 }
 
+// TestPutAndGetCopyAttachments: the Store keeps its own copy of a draft's
+// attachments, so changing the slice given to Put, or the one Get returned,
+// changes neither the draft nor a save already handed to statefile.
+func TestPutAndGetCopyAttachments(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, f := openFake(t, Options{}, fileData{})
+		att := []string{"/tmp/a.png"}
+		s.Put("t", Draft{Text: "x", Attachments: att})
+		att[0] = "/tmp/changed-after-put.png"
+		got, _ := s.Get("t")
+		assert.Equal(t, []string{"/tmp/a.png"}, got.Attachments, "Put kept the caller's slice")
+		require.NoError(t, s.Flush(t.Context()))
+		got.Attachments[0] = "/tmp/changed-after-get.png"
+		again, _ := s.Get("t")
+		assert.Equal(t, []string{"/tmp/a.png"}, again.Attachments, "Get returned the Store's own slice")
+		ops := f.saved()
+		require.Len(t, ops, 1)
+		assert.Equal(t, []string{"/tmp/a.png"}, ops[0].drafts["t"].Attachments, "the saved draft changed")
+	})
+}
+
 func TestEmptyDeletesAndLastRemovesFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, f := openFake(t, Options{}, fileData{})

@@ -5,7 +5,7 @@
 // toolkit's quit path, or let [Hook.Notify] call it on SIGINT, SIGTERM or
 // SIGHUP. Run flushes every store in parallel and returns by the deadline even
 // when a disk write never finishes, with a [Report] that says what drained and
-// names what did not. [statefile.Store], drafts.Store and anchors.Store all
+// names what did not. statefile.Store, drafts.Store and anchors.Store all
 // satisfy [Flusher].
 //
 // Why a deadline: Chromium's ImportantFileWriter blocks shutdown on a pending
@@ -95,7 +95,10 @@ func (h *Hook) Run() Report {
 
 // RunContext is [Hook.Run] with a parent context: it returns when ctx ends
 // too, so the deadline is the earlier of ctx's and the Hook's timeout. Use it
-// where the toolkit hands the quit path a context (Wails' OnShutdown).
+// when the quit path has a deadline of its own (a service manager's stop
+// timeout). Do not pass a toolkit's app context that may already be
+// canceled at quit (the README's Wails snippet calls Run for that reason):
+// Run would give up at once and drain nothing.
 func (h *Hook) RunContext(ctx context.Context) Report {
 	start := time.Now()
 	h.mu.Lock()

@@ -20,7 +20,8 @@ type Report struct {
 // Item is the outcome for one added [Flusher].
 type Item struct {
 	Name string
-	// Drained is true when the Flusher returned nil before the deadline.
+	// Drained is true when the Flusher returned nil before Run returned: by
+	// the deadline, or within [Grace] after it.
 	Drained bool
 	// Err is nil when Drained. Otherwise it is the Flusher's own error if it
 	// returned one first (a *statefile.NotDrainedError names the paths still

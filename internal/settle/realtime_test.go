@@ -1,6 +1,7 @@
 package settle
 
 import (
+	"runtime"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -13,12 +14,12 @@ import (
 // Tests on the real clock, for what synctest cannot see: goroutines blocked
 // on a sync.Mutex, allocations, and the goroutines alive between fires.
 
-// TestWaitsForRunningCallback checks that Flush and Stop, called while the
-// timer's callback runs, return only after it finished. It uses real
+// TestWaitsForRunningCallback checks that Flush, Close and Stop, called while
+// the timer's callback runs, return only after it finished. It uses real
 // goroutines: synctest cannot see a goroutine blocked on a sync.Mutex as
 // durably blocked, so it could not wait here.
 func TestWaitsForRunningCallback(t *testing.T) {
-	for _, name := range []string{"Flush", "Stop"} {
+	for _, name := range []string{"Flush", "Close", "Stop"} {
 		t.Run(name, func(t *testing.T) {
 			entered := make(chan struct{})
 			release := make(chan struct{})
@@ -38,9 +39,12 @@ func TestWaitsForRunningCallback(t *testing.T) {
 			s.Mark()  // a second edit, pending while the first callback runs
 			returned := make(chan bool, 1)
 			go func() {
-				if name == "Flush" {
+				switch name {
+				case "Flush":
 					s.Flush()
-				} else {
+				case "Close":
+					s.Close()
+				default:
 					s.Stop()
 				}
 				returned <- finished.Load()
@@ -70,4 +74,34 @@ func TestNoIdleGoroutine(t *testing.T) {
 	require.True(t, s.Flush())
 	<-fired
 	goleak.VerifyNone(t)
+}
+
+// TestFlushWaitsForClose checks that a Flush called while Close runs the last
+// callback returns only after it finished: Close takes the edit and runs the
+// callback in one step, so no Flush can find the edit neither pending nor
+// covered.
+func TestFlushWaitsForClose(t *testing.T) {
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	var finished atomic.Bool
+	s := New(Options{Settle: time.Hour}, func() {
+		close(entered)
+		<-release
+		finished.Store(true)
+	})
+	s.Mark()
+	closed := make(chan bool, 1)
+	go func() { closed <- s.Close() }()
+	<-entered // Close is running the callback for the pending edit
+	returned := make(chan bool, 1)
+	go func() {
+		s.Flush()
+		returned <- finished.Load()
+	}()
+	for i := 0; i < 1000 && len(returned) == 0; i++ {
+		runtime.Gosched() // time for a Flush that does not wait to return
+	}
+	close(release)
+	assert.True(t, <-closed, "Close with an edit pending: got false, want true")
+	assert.True(t, <-returned, "Flush returned while Close's callback was still running")
 }

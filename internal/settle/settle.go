@@ -7,7 +7,7 @@
 // timer, which is re-armed at most once per pause rather than on every edit,
 // so [Scheduler.Mark] costs a mutex, a clock read and no allocation. The
 // callback runs on the timer's goroutine, or on the goroutine that calls
-// [Scheduler.Flush]; two calls of it never overlap.
+// [Scheduler.Flush] or [Scheduler.Close]; two calls of it never overlap.
 //
 // Chromium's ImportantFileWriter (base/files/important_file_writer.cc,
 // kDefaultCommitInterval = 10 s) and Firefox's JSONFile
@@ -40,16 +40,18 @@ type Options struct {
 
 // Scheduler fires a callback after edits settle. Its methods are safe for
 // concurrent use from any goroutine, except that the callback itself must not
-// call [Scheduler.Flush] or [Scheduler.Stop] (they wait for it).
+// call [Scheduler.Flush], [Scheduler.Close] or [Scheduler.Stop] (they wait
+// for it).
 type Scheduler struct {
 	fn      func()
 	settle  time.Duration
 	maxWait time.Duration
 	first   time.Duration // delay for the first edit of a burst: min(settle, maxWait)
 
-	// fireMu is held for the whole of every callback and while Flush and
-	// Stop decide, so a Flush that returns has seen any concurrent fire
-	// complete, and nothing fires after Stop returns. Order: fireMu, then mu.
+	// fireMu is held for the whole of every callback and while Flush, Close
+	// and Stop decide, so a Flush that returns has seen any concurrent fire
+	// (Close's last one included) complete, and nothing fires after Close or
+	// Stop returns. Order: fireMu, then mu.
 	fireMu sync.Mutex
 
 	mu      sync.Mutex  // protects the fields below
@@ -164,13 +166,36 @@ func (s *Scheduler) Flush() bool {
 	return true
 }
 
+// Close runs the callback now, on the calling goroutine, if an edit is
+// pending, and disables the Scheduler for good, in one step under the lock
+// that Flush waits on: a [Scheduler.Flush] called meanwhile returns only
+// after that last callback, never with the edit taken but not yet handed on
+// (which a Stop followed by the owner's own save would allow). It reports
+// whether the callback ran. After Close, Mark, Flush, Close and Stop do
+// nothing.
+func (s *Scheduler) Close() bool {
+	s.fireMu.Lock()
+	defer s.fireMu.Unlock()
+	if !s.stopLocked() {
+		return false
+	}
+	s.fn()
+	return true
+}
+
 // Stop cancels any pending fire and disables the Scheduler for good: once
 // Stop returns the callback is not running and will not run again. It reports
-// whether an edit was pending, so the owner can save it itself. A second Stop
-// returns false.
+// whether an edit was pending, which it drops ([Scheduler.Close] runs it). A
+// second Stop returns false.
 func (s *Scheduler) Stop() (pending bool) {
 	s.fireMu.Lock()
 	defer s.fireMu.Unlock()
+	return s.stopLocked()
+}
+
+// stopLocked disables the Scheduler and reports whether an edit was pending.
+// Caller holds fireMu.
+func (s *Scheduler) stopLocked() (pending bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	pending = s.dirty && !s.stopped

@@ -188,6 +188,61 @@ func TestStop(t *testing.T) {
 	})
 }
 
+// TestMarkDuringCallback: an edit marked while the callback runs (after it
+// copied the state it saves) is not lost: the callback fires again, Settle
+// after that edit.
+func TestMarkDuringCallback(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		release := make(chan struct{})
+		var calls atomic.Int32
+		s := New(Options{}, func() {
+			r.fire()
+			if calls.Add(1) == 1 {
+				<-release // a slow first callback
+			}
+		})
+		defer s.Stop()
+		s.Mark()
+		advance(t, 300*time.Millisecond) // the first callback runs, and blocks
+		s.Mark()                         // an edit while it runs
+		advance(t, 100*time.Millisecond)
+		close(release)
+		advance(t, 10*time.Second)
+		assert.Equal(t, ms(300, 600), r.fires(), "fire times: got, want a second fire for the edit made during the first")
+		assert.False(t, s.Pending())
+	})
+}
+
+// TestClose: Close runs the pending edit's callback at once, then nothing
+// fires or runs again.
+func TestClose(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newRecorder()
+		s := New(Options{}, r.fire)
+		s.Mark()
+		advance(t, 100*time.Millisecond)
+		assert.True(t, s.Close(), "Close with an edit pending: got false, want true")
+		assert.Equal(t, ms(100), r.fires(), "Close must run the callback before returning")
+		advance(t, 10*time.Second)
+		assert.Equal(t, ms(100), r.fires(), "fired after Close")
+
+		s.Mark()
+		assert.False(t, s.Pending(), "Mark after Close must not mark")
+		assert.False(t, s.Flush(), "Flush after Close: got true, want false")
+		assert.False(t, s.Close(), "second Close: got true, want false")
+		assert.False(t, s.Stop(), "Stop after Close: got true, want false")
+		advance(t, 10*time.Second)
+		assert.Equal(t, ms(100), r.fires(), "fired after Close")
+
+		idle := New(Options{}, r.fire)
+		assert.False(t, idle.Close(), "Close with nothing pending: got true, want false")
+		idle.Mark()
+		advance(t, 10*time.Second)
+		assert.Equal(t, ms(100), r.fires(), "an idle Scheduler fired after Close")
+	})
+}
+
 func TestStopIdle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRecorder()

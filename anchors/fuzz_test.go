@@ -1,0 +1,135 @@
+package anchors
+
+// Case 5 of the reliability suite (RELIABILITY.md): arbitrary bytes as the
+// anchors file. Open and the read never panic; the read returns nil and
+// the Store holds places from the file (each one a place the file lists
+// for that chat, never more than Max), or, for a file that does not
+// parse, an error matching statefile.ErrCorrupt with the bytes kept aside,
+// byte for byte, and an empty Store. Either way the Store then saves.
+//
+// go test runs the seeds as ordinary tests; CI also fuzzes a little (a
+// count, not a duration: go.dev/issue/75804):
+//
+//	go test -run '^$' -fuzz '^FuzzOpen$' -fuzztime 2000x ./anchors/
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/statefile"
+)
+
+// fuzzMax is small so that files with more chats exercise eviction.
+const fuzzMax = 4
+
+var fuzzOpenSeeds = []string{
+	``,
+	`null`,
+	`{}`,
+	`{"version":1,"anchors":[]}`,
+	`{"version":1,"anchors":[{"chat":"c1","item":"m9","offset":12.5,"updated_at":"2026-01-02T03:04:05Z"}]}` + "\n",
+	`{"version":1,"anchors":[{"chat":"a","item":"1"},{"chat":"b","item":"2"},{"chat":"c","item":"3"},{"chat":"d","item":"4"},{"chat":"e","item":"5"},{"chat":"f","item":"6"}]}`,
+	`{"version":1,"anchors":[{"chat":"a","item":"first"},{"chat":"a","item":"second"}]}`,
+	`{"version":1,"anchors":[{"chat":"c1","item":"m9","offset":1e400}]}`,
+	`{"version":1,"anchors":[{"chat":"c1","item":"torn`,
+	`{"anchors":null}`,
+	`{"anchors":{}}`,
+	`{"anchors":[null,{}]}`,
+	`{"anchors":[{"chat":"","offset":-0}]}`,
+	`[]`,
+	"\xef\xbb\xbf{}",
+	"{\"anchors\":[{\"chat\":\"\xff\"}]}",
+	`{"version":1} []`,
+	"\x00",
+}
+
+func FuzzOpen(f *testing.F) {
+	for _, s := range fuzzOpenSeeds {
+		f.Add([]byte(s))
+	}
+	dir := f.TempDir() // one per fuzzing process: a directory per input is slow on ext4
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(dir, "anchors.json")
+		t.Cleanup(func() { fuzzRemoveAll(t, path) })
+		require.NoError(t, os.WriteFile(path, data, 0o600))
+		st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
+		defer st.Close(context.Background()) //nolint:errcheck // checked by the Closes below
+
+		s, err := Open(st, path, Options{Max: fuzzMax})
+		require.NoError(t, err, "Open does not read the file")
+		err = s.Load(context.Background())
+		var want fileData
+		if jerr := json.Unmarshal(data, &want); jerr == nil && len(data) > 0 {
+			require.NoError(t, err, "the file decodes as JSON")
+			fuzzCheckHolds(t, s, want.Anchors)
+		} else {
+			fuzzCheckKeptAside(t, path, data, err)
+			assert.Zero(t, s.Len(), "a Store over a corrupt file starts empty")
+		}
+
+		s.Set("fuzz", Anchor{Item: "scrolled after the open", Offset: 1})
+		require.NoError(t, s.Close(context.Background()), "the Store saves")
+		again, err := Open(st, path, Options{Max: fuzzMax})
+		require.NoError(t, err)
+		a, ok := again.Get("fuzz")
+		assert.True(t, ok && a.Item == "scrolled after the open", "read back: got %+v, %t", a, ok)
+		require.NoError(t, again.Close(context.Background()))
+	})
+}
+
+// fuzzCheckHolds checks that s holds as many places as the file has
+// distinct chats, up to Max, each one a place the file lists for its chat.
+func fuzzCheckHolds(t *testing.T, s *Store, recs []record) {
+	t.Helper()
+	listed := map[string][]Anchor{}
+	for _, r := range recs {
+		listed[r.Chat] = append(listed[r.Chat], r.Anchor)
+	}
+	assert.Equal(t, min(len(listed), fuzzMax), s.Len(), "places held")
+	for chat, as := range listed {
+		got, ok := s.Get(chat)
+		if !ok {
+			continue // evicted
+		}
+		found := false
+		for _, a := range as {
+			found = found || (a.Item == got.Item && a.Offset == got.Offset && a.UpdatedAt.Equal(got.UpdatedAt))
+		}
+		assert.True(t, found, "%q: got %+v, want one of %+v", chat, got, as)
+	}
+}
+
+// fuzzCheckKeptAside checks that the read reported the corrupt file and
+// that statefile moved its bytes aside unchanged.
+func fuzzCheckKeptAside(t *testing.T, path string, data []byte, err error) {
+	t.Helper()
+	require.ErrorIs(t, err, statefile.ErrCorrupt, "got %v, want ErrCorrupt", err)
+	var ce *statefile.CorruptError
+	require.ErrorAs(t, err, &ce)
+	require.NotEmpty(t, ce.Aside, "the bytes were not moved aside: %v", ce.Err)
+	got, rerr := os.ReadFile(ce.Aside)
+	require.NoError(t, rerr)
+	assert.Equal(t, data, got, "the bytes kept aside, byte for byte")
+}
+
+// fuzzRemoveAll removes path and the copies of it kept aside.
+func fuzzRemoveAll(t *testing.T, path string) {
+	dir, base := filepath.Split(path)
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		if e.Name() == base || strings.HasPrefix(e.Name(), base+statefile.CorruptSuffix) {
+			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
+				t.Error(err)
+			}
+		}
+	}
+}
