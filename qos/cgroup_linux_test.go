@@ -1,0 +1,154 @@
+//go:build linux
+
+package qos
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// testCgroup makes a cgroup for the test under the cgroup v2 hierarchy,
+// mounting one in a temporary directory if none is mounted, and returns the
+// hierarchy's mount point, the cgroup's directory and the controllers the
+// hierarchy offers.
+func testCgroup(t *testing.T) (root, dir string, controllers []string) {
+	t.Helper()
+	root = cgroup2Mount(t)
+	if root == "" {
+		root = t.TempDir()
+		err := unix.Mount("cgroup2", root, "cgroup2", 0, "")
+		if errors.Is(err, unix.EPERM) {
+			t.Skipf("mounting cgroup2 needs CAP_SYS_ADMIN: %v", err)
+		}
+		require.NoError(t, err, "mount cgroup2 on %s", root)
+		t.Cleanup(func() { assert.NoError(t, unix.Unmount(root, 0)) })
+	}
+	dir = filepath.Join(root, fmt.Sprintf("offmain-qos-test-%d", os.Getpid()))
+	require.NoError(t, os.Mkdir(dir, 0o755))
+	t.Cleanup(func() {
+		leaves, _ := filepath.Glob(filepath.Join(dir, "*", "cgroup.procs"))
+		for _, l := range leaves {
+			assert.NoError(t, os.Remove(filepath.Dir(l)))
+		}
+		assert.NoError(t, os.Remove(dir))
+	})
+	b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	require.NoError(t, err)
+	return root, dir, strings.Fields(string(b))
+}
+
+// cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
+// In /proc/self/mountinfo the mount point is field 5 and the filesystem type
+// follows the " - " separator (proc_pid_mountinfo(5)).
+func cgroup2Mount(t *testing.T) string {
+	f, err := os.Open("/proc/self/mountinfo")
+	require.NoError(t, err)
+	defer f.Close()
+	s := bufio.NewScanner(f)
+	for s.Scan() {
+		pre, post, ok := strings.Cut(s.Text(), " - ")
+		if ok && strings.HasPrefix(post, "cgroup2 ") {
+			return strings.Fields(pre)[4]
+		}
+	}
+	return ""
+}
+
+// startedIn starts a waiting shell through o and returns the cgroup v2 path
+// it runs in, from /proc/<pid>/cgroup (line "0::<path>").
+func startedIn(t *testing.T, o Options, cmd *exec.Cmd, m Mode) string {
+	t.Helper()
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, o.Start(cmd, Agent, m))
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
+	require.NoError(t, err)
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			return p
+		}
+	}
+	t.Fatalf("no cgroup v2 line in %q", b)
+	return ""
+}
+
+func TestCgroupLever(t *testing.T) {
+	root, dir, controllers := testCgroup(t)
+	if !slices.Contains(controllers, "cpu") {
+		t.Skipf("the cgroup v2 hierarchy at %s offers no cpu controller (cgroup.controllers: %q)%s",
+			root, controllers, cpuV1Note())
+	}
+	rel := strings.TrimPrefix(dir, root)
+	o := Options{Cgroup: dir}
+	for _, tc := range []struct {
+		mode       Mode
+		leaf, knob string
+		want       string
+	}{
+		{ModeUtility, "offmain-nice5", "cpu.weight.nice", "5"},
+		{ModeBackground, "offmain-idle", "cpu.idle", "1"},
+	} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			got := startedIn(t, o, exec.Command("/bin/sh", "-c", "read stop"), tc.mode)
+			assert.Equal(t, rel+"/"+tc.leaf, got, "child's cgroup: got %s, want %s", got, rel+"/"+tc.leaf)
+			b, err := os.ReadFile(filepath.Join(dir, tc.leaf, tc.knob))
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, strings.TrimSpace(string(b)), "%s: got %s, want %s", tc.knob, b, tc.want)
+		})
+	}
+}
+
+func TestCgroupWithoutCPUController(t *testing.T) {
+	_, dir, controllers := testCgroup(t)
+	if slices.Contains(controllers, "cpu") {
+		t.Skip("the cpu controller is available here, so Start cannot be made to refuse for want of it; TestCgroupLever covers this machine")
+	}
+	cmd := exec.Command("/bin/true")
+	err := Options{Cgroup: dir}.Start(cmd, Agent, ModeUtility)
+	assert.ErrorContains(t, err, "no cpu controller")
+	assert.Nil(t, cmd.Process, "a command whose cgroup cannot be prepared must not start")
+}
+
+// TestCgroupCallerChoice checks that a command whose SysProcAttr already
+// names a cgroup keeps it (started through clone3 from the lowered thread).
+// It needs no controller, so it runs wherever cgroup v2 can be mounted.
+func TestCgroupCallerChoice(t *testing.T) {
+	root, dir, _ := testCgroup(t)
+	own := filepath.Join(dir, "own")
+	require.NoError(t, os.Mkdir(own, 0o755))
+	fd, err := unix.Open(own, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	cmd := exec.Command("/bin/sh", "-c", "read stop")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	got := startedIn(t, Options{Cgroup: dir}, cmd, ModeUtility)
+	assert.Equal(t, strings.TrimPrefix(own, root), got, "child's cgroup: got %s, want the caller's", got)
+	_, err = os.Stat(filepath.Join(dir, "offmain-nice5"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "Start should not have made a leaf of its own")
+}
+
+// cpuV1Note says whether a cgroup v1 hierarchy holds the cpu controller (a
+// controller serves one hierarchy at a time: cgroups(7), "Cgroups version 2").
+func cpuV1Note() string {
+	b, _ := os.ReadFile("/proc/self/cgroup")
+	for _, l := range strings.Split(string(b), "\n") {
+		if f := strings.SplitN(l, ":", 3); len(f) == 3 && slices.Contains(strings.Split(f[1], ","), "cpu") {
+			return ": a cgroup v1 hierarchy holds it (/proc/self/cgroup: " + strconv.Quote(l) + ")"
+		}
+	}
+	return ""
+}

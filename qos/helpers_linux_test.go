@@ -1,0 +1,267 @@
+//go:build linux
+
+package qos
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	// The main-thread helpers need main to run on the main thread: locking in
+	// an init function does that (runtime.LockOSThread).
+	if strings.HasPrefix(os.Getenv(helperEnv), "mainthread-") {
+		runtime.LockOSThread()
+	}
+	helpers["mainthread-locked"] = func() int { return mainThreadHelper(false) }
+	helpers["mainthread-hop"] = func() int { return mainThreadHelper(true) }
+	helpers["serving"] = servingHelper
+	helpers["autogroup-retry"] = autogroupRetryHelper
+	helpers["printmode"] = func() int {
+		m, err := ModeFromEnv()
+		fmt.Println(m, err)
+		return 0
+	}
+}
+
+// helperCmd returns a command that runs helper name in a copy of this test
+// binary, on behalf of test (its -test.run pattern, for the reader of ps).
+func helperCmd(test, name string, env ...string) *exec.Cmd {
+	cmd := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	cmd.Env = append(append(os.Environ(), helperEnv+"="+name, noRaceExitSleep()), env...)
+	return cmd
+}
+
+// noRaceExitSleep keeps a helper built with -race from sleeping 1 s at exit
+// (the race runtime's atexit_sleep_ms option, default 1000).
+func noRaceExitSleep() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
+}
+
+// mainThreadHelper calls Start and Do from the main goroutine on the main
+// thread and prints the main thread's state before and after, and how many
+// calls moved off the main thread. With unlock, the main goroutine lets go of
+// the main thread first, so the goroutines Start and Do create run on it
+// (GOMAXPROCS=1 makes that certain: the new goroutine is next to run on the
+// only P, which the main thread holds).
+func mainThreadHelper(unlock bool) int {
+	pid := os.Getpid()
+	if unix.Gettid() != pid {
+		fmt.Println("main goroutine is not on the main thread")
+		return 1
+	}
+	before, err := inspectThread(pid, pid)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	if unlock {
+		runtime.UnlockOSThread()
+	}
+	for range 5 {
+		cmd := exec.Command("/bin/true")
+		if err := Start(cmd, Agent, ModeUtility); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		_ = cmd.Wait()
+		if err := Do(Background, ModeBackground, func() {}); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+	}
+	after, err := inspectThread(pid, pid)
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	fmt.Printf("before=%s\nafter=%s\nhops=%d\n", threadLine(before), threadLine(after), mainThreadHops.Load())
+	return 0
+}
+
+// servingHelper makes extra threads, enters Serving in the mode given in
+// QOS_TEST_MODE, makes more threads, reports "ready" and waits for stdin to
+// close while the test reads its threads.
+func servingHelper() int {
+	release := make(chan struct{})
+	defer close(release)
+	lockThreads(4, release)
+	if err := EnterServing(Mode(os.Getenv("QOS_TEST_MODE"))); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	lockThreads(4, release)
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// lockThreads starts n goroutines that each hold an OS thread of their own
+// until release closes, and returns their thread ids once all hold one. More
+// locked goroutines than the process has threads forces the runtime to make
+// new threads.
+func lockThreads(n int, release <-chan struct{}) []int {
+	tids := make(chan int, n)
+	for range n {
+		go func() {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			tids <- unix.Gettid()
+			<-release
+		}()
+	}
+	out := make([]int, n)
+	for i := range out {
+		out[i] = <-tids
+	}
+	return out
+}
+
+// threadLine is the part of Applied that differs between threads.
+func threadLine(a Applied) string {
+	return fmt.Sprintf("nice %d %s io %s/%d", a.Nice, a.Policy, a.IOClass, a.IOLevel)
+}
+
+// base is the state of an unlowered thread of this test process (the main
+// thread's: nothing lowers it).
+func base(t *testing.T) Applied {
+	t.Helper()
+	a, err := inspectThread(os.Getpid(), os.Getpid())
+	require.NoError(t, err)
+	require.Equal(t, 0, a.Nice, "precondition: run the tests at nice 0, got %d", a.Nice)
+	require.Equal(t, "SCHED_OTHER", a.Policy, "precondition: run the tests under SCHED_OTHER")
+	return a
+}
+
+// threadStates reads every thread of this process; threads that exit while
+// it reads are left out.
+func threadStates(t *testing.T) map[int]Applied {
+	t.Helper()
+	pid := os.Getpid()
+	tids, err := tasks(pid)
+	require.NoError(t, err)
+	out := make(map[int]Applied, len(tids))
+	for _, tid := range tids {
+		if a, err := inspectThread(pid, tid); err == nil {
+			out[tid] = a
+		}
+	}
+	return out
+}
+
+// requireNoLoweredThread waits for each thread of this process that is
+// lowered (differs from b) to exit, as retired threads do moments after
+// their goroutine ends, then checks every thread is like b. It waits on a
+// thread pidfd (pidfd_open(2), PIDFD_THREAD since Linux 6.9: readable when
+// the thread exits), at most 10 s a thread.
+func requireNoLoweredThread(t *testing.T, b Applied) {
+	t.Helper()
+	for tid, a := range threadStates(t) {
+		if threadLine(a) != threadLine(b) {
+			waitThreadExit(t, tid)
+		}
+	}
+	for tid, a := range threadStates(t) {
+		require.Equal(t, threadLine(b), threadLine(a), "thread %d: got %s, want %s", tid, threadLine(a), threadLine(b))
+	}
+}
+
+func waitThreadExit(t *testing.T, tid int) {
+	t.Helper()
+	fd, err := unix.PidfdOpen(tid, unix.PIDFD_THREAD)
+	if errors.Is(err, unix.ESRCH) {
+		return // gone already
+	}
+	if errors.Is(err, unix.EINVAL) {
+		t.Skipf("pidfd_open(PIDFD_THREAD) needs Linux 6.9 or later: %v", err)
+	}
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	for {
+		n, err := unix.Poll(fds, 10_000)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		require.NoError(t, err)
+		require.Equal(t, 1, n, "thread %d stayed lowered for 10 s without exiting", tid)
+		return
+	}
+}
+
+// shellTree starts, through start, a shell that waits for a line on stdin,
+// then runs a second shell (a grandchild: "; true" keeps the first shell from
+// exec'ing it) that prints its pid and waits for another line. It returns the
+// child's and the grandchild's state, and ends both.
+func shellTree(t *testing.T, start func(*exec.Cmd) error) (child, grandchild Applied) {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", `read go; sh -c 'echo $$; read stop'; true`)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, start(cmd))
+	t.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	child, err = Inspect(cmd.Process.Pid)
+	require.NoError(t, err)
+	_, err = io.WriteString(in, "go\n")
+	require.NoError(t, err)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	gpid, err := strconv.Atoi(strings.TrimSpace(line))
+	require.NoError(t, err)
+	require.NotEqual(t, cmd.Process.Pid, gpid, "the grandchild must be a process of its own")
+	grandchild, err = Inspect(gpid)
+	require.NoError(t, err)
+	_, err = io.WriteString(in, "stop\n")
+	require.NoError(t, err)
+	return child, grandchild
+}
+
+// autogroupRetryHelper runs as an unprivileged user, for whom the kernel
+// allows one autogroup write per HZ/10 system-wide. It starts Setsid children
+// in a row and prints each one's autogroup nice value, then writes the last
+// child's autogroup three times back to back (the second and third writes
+// meet the rate limit) and prints the value read back and how many writes
+// had to be retried in all.
+func autogroupRetryHelper() int {
+	var last *exec.Cmd
+	for range 3 {
+		cmd := exec.Command("/bin/sh", "-c", "read stop")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		in, err := cmd.StdinPipe()
+		if err == nil {
+			err = Start(cmd, Agent, ModeUtility)
+		}
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		defer func() { _ = in.Close(); _ = cmd.Wait() }()
+		a, err := Inspect(cmd.Process.Pid)
+		fmt.Println(a.AutogroupNice, err)
+		last = cmd
+	}
+	for _, nice := range []int{6, 7, 8} {
+		if err := writeAutogroup(last.Process.Pid, nice); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+	}
+	_, nice, err := autogroup(last.Process.Pid)
+	fmt.Println(nice, err)
+	fmt.Println("retries", autogroupRetries.Load())
+	return 0
+}

@@ -1,0 +1,162 @@
+//go:build linux
+
+package qos
+
+import (
+	"fmt"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// I/O priority encoding, from include/uapi/linux/ioprio.h: the class sits in
+// the bits above IOPRIO_CLASS_SHIFT, the level (0 highest, 7 lowest) below.
+// x/sys/unix has the syscall numbers but no wrapper and no constants.
+const (
+	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS: "who" is a thread id
+	ioprioClassShift = 13
+	ioprioClassNone  = 0
+	ioprioClassRT    = 1
+	ioprioClassBE    = 2
+	ioprioClassIdle  = 3
+)
+
+var ioClassNames = [...]string{"none", "realtime", "best-effort", "idle"}
+
+// setting is what one (tier, mode) pair does to a Linux thread. The zero
+// setting changes nothing.
+type setting struct {
+	nice    int  // nice value to lower to; 0 leaves the CPU priority alone
+	idle    bool // SCHED_IDLE (sched(7)); nice is set as well, see setIdle
+	ioClass int  // ioprioClassBE or ioprioClassIdle; 0 leaves I/O alone
+	ioLevel int  // level within ioClass
+}
+
+// settingFor is the Linux column of the policy table in qos.go.
+func settingFor(t Tier, m Mode) setting {
+	switch {
+	case m == ModeOff:
+		return setting{}
+	case t == Serving:
+		return setting{ioClass: ioprioClassBE, ioLevel: 7}
+	case t == Agent && m == ModeUtility:
+		return setting{nice: 5, ioClass: ioprioClassBE, ioLevel: 7}
+	case t == Agent:
+		return setting{nice: 19, idle: true, ioClass: ioprioClassIdle}
+	}
+	return setting{nice: 19, idle: m == ModeBackground, ioClass: ioprioClassIdle}
+}
+
+// String words s as the policy table does.
+func (s setting) String() string {
+	cpu := "CPU unchanged"
+	switch {
+	case s.idle:
+		cpu = fmt.Sprintf("SCHED_IDLE, nice +%d", s.nice)
+	case s.nice != 0:
+		cpu = fmt.Sprintf("nice +%d", s.nice)
+	}
+	io := "I/O unchanged"
+	switch s.ioClass {
+	case ioprioClassBE:
+		io = fmt.Sprintf("I/O best-effort %d", s.ioLevel)
+	case ioprioClassIdle:
+		io = "I/O idle"
+	}
+	return strings.Join([]string{cpu, io}, " and ")
+}
+
+// apply lowers thread tid to s. Each step only lowers: a thread already
+// below s on some axis stays there (a process started under `nice -n 10` or
+// `ionice -c3` is not raised).
+func (s setting) apply(tid int) error {
+	if s.idle {
+		if err := setIdle(tid, s.nice); err != nil {
+			return err
+		}
+	}
+	if s.nice != 0 {
+		if err := lowerNice(tid, s.nice); err != nil {
+			return err
+		}
+	}
+	if s.ioClass != 0 {
+		return lowerIOPrio(tid, s.ioClass, s.ioLevel)
+	}
+	return nil
+}
+
+// threadNice returns the nice value of thread tid. The raw getpriority(2)
+// syscall returns 20-nice ("C library/kernel differences" in the man page).
+func threadNice(tid int) (int, error) {
+	p, err := unix.Getpriority(unix.PRIO_PROCESS, tid)
+	if err != nil {
+		return 0, fmt.Errorf("qos: getpriority(%d): %w", tid, err)
+	}
+	return 20 - p, nil
+}
+
+// lowerNice sets thread tid's nice value to nice unless it is already at or
+// above it. With PRIO_PROCESS and a thread id, setpriority(2) changes that
+// one thread on Linux (the man page's BUGS: "the nice value is a per-thread
+// attribute").
+func lowerNice(tid, nice int) error {
+	cur, err := threadNice(tid)
+	if err != nil || cur >= nice {
+		return err
+	}
+	if err := unix.Setpriority(unix.PRIO_PROCESS, tid, nice); err != nil {
+		return fmt.Errorf("qos: setpriority(%d, %d): %w", tid, nice, err)
+	}
+	return nil
+}
+
+// setIdle moves thread tid to SCHED_IDLE. sched_setattr(2) is given the nice
+// value too, but on kernel 6.18 it was ignored for SCHED_IDLE (the thread
+// stayed at nice 0, and so did its children: measured, issue 6), so callers
+// set the nice value with setpriority as well (apply does).
+func setIdle(tid, nice int) error {
+	attr := unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: int32(nice)}
+	if err := unix.SchedSetAttr(tid, &attr, 0); err != nil {
+		return fmt.Errorf("qos: sched_setattr(%d, SCHED_IDLE): %w", tid, err)
+	}
+	return nil
+}
+
+// ioPrio returns thread tid's I/O class and level (ioprio_get(2)).
+func ioPrio(tid int) (class, level int, err error) {
+	r, _, errno := unix.Syscall(unix.SYS_IOPRIO_GET, ioprioWhoProcess, uintptr(tid), 0)
+	if errno != 0 {
+		return 0, 0, fmt.Errorf("qos: ioprio_get(%d): %w", tid, errno)
+	}
+	return int(r) >> ioprioClassShift, int(r) & (1<<ioprioClassShift - 1), nil
+}
+
+// ioRank orders I/O priorities from highest (0) to lowest. Class none is
+// served as best-effort 4 for a nice-0 thread (ioprio_set(2), "Notes").
+func ioRank(class, level int) int {
+	switch class {
+	case ioprioClassRT:
+		return level
+	case ioprioClassBE:
+		return 10 + level
+	case ioprioClassIdle:
+		return 100
+	}
+	return 10 + 4
+}
+
+// lowerIOPrio sets thread tid's I/O priority to class and level unless it is
+// already as low. Unlike the nice value it could be raised back, but the
+// thread method never needs to.
+func lowerIOPrio(tid, class, level int) error {
+	c, l, err := ioPrio(tid)
+	if err != nil || ioRank(c, l) >= ioRank(class, level) {
+		return err
+	}
+	v := uintptr(class<<ioprioClassShift | level)
+	if _, _, errno := unix.Syscall(unix.SYS_IOPRIO_SET, ioprioWhoProcess, uintptr(tid), v); errno != 0 {
+		return fmt.Errorf("qos: ioprio_set(%d, %s %d): %w", tid, ioClassNames[class], level, errno)
+	}
+	return nil
+}

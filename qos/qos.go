@@ -1,0 +1,202 @@
+package qos
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+)
+
+// Tier says who a process or a pass of work serves. The declared policy for
+// each tier is the table printed by [Describe].
+type Tier int
+
+const (
+	// Serving is the daemon the GUI waits on: its CPU priority stays, its
+	// disk I/O yields.
+	Serving Tier = iota
+	// Agent is an agent host and everything it starts.
+	Agent
+	// Background is one housekeeping pass on one thread.
+	Background
+)
+
+func (t Tier) String() string {
+	switch t {
+	case Serving:
+		return "Serving"
+	case Agent:
+		return "Agent"
+	case Background:
+		return "Background"
+	}
+	return fmt.Sprintf("Tier(%d)", int(t))
+}
+
+// Mode says how hard the tiers are applied. The zero Mode means [ModeUtility].
+type Mode string
+
+const (
+	ModeUtility    Mode = "utility"    // yield, keep making progress (the default)
+	ModeBackground Mode = "background" // run only on otherwise idle CPU and disk
+	ModeOff        Mode = "off"        // apply nothing
+)
+
+// EnvVar is the environment variable that carries the mode.
+const EnvVar = "OFFMAIN_QOS"
+
+var (
+	// ErrMode is wrapped by every error about a mode that is not one of
+	// utility, background and off.
+	ErrMode = errors.New("qos: unknown mode")
+	// ErrTier is wrapped by errors about a Tier other than the three declared.
+	ErrTier = errors.New("qos: unknown tier")
+	// ErrThreadBound is returned (wrapped) by Start on Linux for a command whose
+	// SysProcAttr sets Pdeathsig or Ptrace. Both are tied to the thread that
+	// starts the child (prctl(2) PR_SET_PDEATHSIG: "the parent" is the
+	// creating thread; ptrace(2): the tracer is a thread), and Start retires
+	// that thread as soon as the child runs, so Pdeathsig would kill the
+	// agent at once and Ptrace would leave it without a tracer.
+	ErrThreadBound = errors.New("qos: SysProcAttr.Pdeathsig and Ptrace are tied to the starting thread, which Start retires")
+)
+
+const allowedModes = "want one of utility, background, off"
+
+// check returns the normalised mode, or an error wrapping [ErrMode] that
+// names origin and the allowed values.
+func (m Mode) check(origin string) (Mode, error) {
+	switch m {
+	case "":
+		return ModeUtility, nil
+	case ModeUtility, ModeBackground, ModeOff:
+		return m, nil
+	}
+	return ModeUtility, fmt.Errorf("%w %q in %s: %s", ErrMode, string(m), origin, allowedModes)
+}
+
+func (t Tier) check() error {
+	if t < Serving || t > Background {
+		return fmt.Errorf("%w %d", ErrTier, int(t))
+	}
+	return nil
+}
+
+// A Source is one place that may set the mode: a profile's environment, the
+// daemon's environment, a configuration value. An empty Value sets nothing.
+type Source struct {
+	Origin string // names the place in errors, e.g. "OFFMAIN_QOS in profile work"
+	Value  string // the mode as written there; "" sets nothing
+}
+
+// EnvSource returns the Source for [EnvVar] in environ, a list of
+// "KEY=value" strings such as [os.Environ] or a profile's saved environment.
+// As in [exec.Cmd.Env], the last entry for the variable counts.
+func EnvSource(origin string, environ []string) Source {
+	s := Source{Origin: EnvVar + " in " + origin}
+	for _, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, EnvVar+"="); ok {
+			s.Value = v
+		}
+	}
+	return s
+}
+
+// Resolve returns the mode of the first source that sets one (a non-empty
+// Value), or [ModeUtility] if none does. If that first value is not a mode,
+// Resolve returns [ModeUtility] and an error wrapping [ErrMode] that names
+// the source and the allowed values: the caller decides whether to fall back.
+func Resolve(sources ...Source) (Mode, error) {
+	for _, s := range sources {
+		if s.Value != "" {
+			return Mode(s.Value).check(s.Origin)
+		}
+	}
+	return ModeUtility, nil
+}
+
+// ModeFromEnv reads [EnvVar] from this process's environment. Unset or empty
+// means [ModeUtility]; any other value than utility, background and off
+// yields ModeUtility and an error naming the variable and the allowed values.
+func ModeFromEnv() (Mode, error) {
+	return Resolve(Source{Origin: EnvVar + " in the environment", Value: os.Getenv(EnvVar)})
+}
+
+// Env returns "OFFMAIN_QOS=<m>", for a caller that rebuilds a child's
+// environment from an allowlist, so the child (and the agents it starts)
+// resolve the same mode. The zero Mode is written as utility.
+func Env(m Mode) string {
+	if m == "" {
+		m = ModeUtility
+	}
+	return EnvVar + "=" + string(m)
+}
+
+// policy is the declared table: one row a tier, one column a platform.
+// Describe prints it; the Linux column is checked against the settings the
+// code applies (TestDescribeMatchesLinuxSettings).
+var policy = [...]struct{ tier, who, linux, darwin, windows string }{
+	{"Serving", "the daemon the GUI waits on",
+		"CPU unchanged and I/O best-effort 7, on every thread",
+		"disk I/O at IOPOL_UTILITY, CPU unchanged",
+		"unchanged"},
+	{"Agent", "agent hosts and all they start",
+		"utility: nice +5 and I/O best-effort 7; background: SCHED_IDLE, nice +19 and I/O idle",
+		"utility: taskpolicy -c utility -d utility (CPU clamped to utility, disk IOPOL_UTILITY); background: taskpolicy -b (PRIO_DARWIN_BG)",
+		"utility: BELOW_NORMAL_PRIORITY_CLASS; background: IDLE_PRIORITY_CLASS"},
+	{"Background", "one housekeeping pass on one thread",
+		"that thread, for the pass: utility: nice +19 and I/O idle; background: SCHED_IDLE, nice +19 and I/O idle",
+		"that thread in PRIO_DARWIN_BG for the pass",
+		"THREAD_MODE_BACKGROUND_BEGIN/END"},
+}
+
+// Describe returns the declared policy as a Markdown table, followed by a
+// line on where the mode comes from.
+func Describe() string {
+	var b strings.Builder
+	b.WriteString("| Tier | Who | Linux | macOS | Windows |\n|---|---|---|---|---|\n")
+	for _, r := range policy {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", r.tier, r.who, r.linux, r.darwin, r.windows)
+	}
+	b.WriteString("Mode: " + EnvVar + "=utility|background|off (empty or unset: utility); off applies nothing.\n")
+	return b.String()
+}
+
+// Start starts cmd so that it, and every thread and process it creates, runs
+// in tier t as mode m sets it. It is [Options.Start] with the zero Options.
+func Start(cmd *exec.Cmd, t Tier, m Mode) error { return Options{}.Start(cmd, t, m) }
+
+// Do runs fn on one OS thread lowered to tier t for the call, and leaves no
+// thread of the process lowered afterwards. It is [Options.Do] with the zero
+// Options.
+func Do(t Tier, m Mode, fn func()) error { return Options{}.Do(t, m, fn) }
+
+// EnterServing applies the Serving tier to the calling process: on Linux,
+// disk I/O best-effort level 7 on every current thread (threads made later
+// inherit it); the CPU priority stays. Mode off applies nothing. It is
+// [Options.EnterServing] with the zero Options.
+func EnterServing(m Mode) error { return Options{}.EnterServing(m) }
+
+// Applied is what [Inspect] reads back about a process (its main thread).
+// Fields a platform cannot report stay zero.
+type Applied struct {
+	Nice          int    // nice value (Linux: /proc/<pid>/stat field 19)
+	Policy        string // Linux: "SCHED_OTHER", "SCHED_IDLE", ...; macOS: "PRIO_DARWIN_BG" or "default"; Windows: the priority class
+	IOClass       string // Linux: "none", "realtime", "best-effort" or "idle" (ioprio_get(2))
+	IOLevel       int    // Linux: 0 (highest) to 7 within IOClass
+	Autogroup     string // Linux: the autogroup, e.g. "/autogroup-42"; "" without CONFIG_SCHED_AUTOGROUP
+	AutogroupNice int    // Linux: the autogroup's nice value (/proc/<pid>/autogroup)
+	IOScheduler   string // Linux: each disk's I/O scheduler and what it honours of IOClass and IOLevel
+}
+
+func (a Applied) String() string {
+	return fmt.Sprintf("nice %d, %s, I/O %s %d, autogroup %q nice %d; %s",
+		a.Nice, a.Policy, a.IOClass, a.IOLevel, a.Autogroup, a.AutogroupNice, a.IOScheduler)
+}
+
+// Inspect reads back the priorities process pid runs with: on Linux its nice
+// value, scheduling policy, I/O class and level, autogroup and the note on
+// the disks' I/O schedulers; on macOS the nice value and whether it is in
+// PRIO_DARWIN_BG; on Windows the priority class. Elsewhere it returns an
+// error wrapping [errors.ErrUnsupported].
+func Inspect(pid int) (Applied, error) { return inspect(pid) }

@@ -1,0 +1,138 @@
+//go:build linux
+
+package qos
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+
+	"golang.org/x/sys/unix"
+)
+
+// lowerTo returns the lowerFunc for s. The thread is never put back: a
+// lowered nice value cannot be raised again without privilege.
+func lowerTo(s setting) lowerFunc {
+	return func() (func() error, error) { return nil, s.apply(unix.Gettid()) }
+}
+
+// isMainThread reports whether the calling thread is the process's main
+// thread, whose thread id is the process id (gettid(2)).
+func isMainThread() bool { return unix.Gettid() == unix.Getpid() }
+
+func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
+	s := settingFor(t, m)
+	if s == (setting{}) {
+		return cmd.Start()
+	}
+	if a := cmd.SysProcAttr; a != nil && (a.Pdeathsig != 0 || a.Ptrace) {
+		return fmt.Errorf("qos: start %s: %w", cmd.Path, ErrThreadBound)
+	}
+	release, err := o.joinCgroup(cmd, s)
+	if err != nil {
+		return err
+	}
+	defer release()
+	fork := s
+	fork.idle = false // a SCHED_IDLE thread that forks can starve for seconds
+	if err := runLowered(lowerTo(fork), cmd.Start); err != nil {
+		return err
+	}
+	if err := afterStart(cmd, s); err != nil {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return err
+	}
+	return nil
+}
+
+// afterStart finishes what the forking thread could not give the child:
+// SCHED_IDLE, and the nice value of a new session's autogroup.
+func afterStart(cmd *exec.Cmd, s setting) error {
+	pid := cmd.Process.Pid
+	if s.idle {
+		if err := idleProcess(pid, s.nice); err != nil {
+			return err
+		}
+	}
+	if a := cmd.SysProcAttr; a != nil && (a.Setsid || a.Setctty) && s.nice > 0 {
+		return setAutogroupNice(pid, s.nice)
+	}
+	return nil
+}
+
+// idleProcess moves every thread of process pid to SCHED_IDLE at nice. The
+// child has exec'd when cmd.Start returns; threads it made since then came
+// from a thread at nice 19 and I/O idle, and are switched here too. A thread
+// or process that has already exited (ESRCH) needs nothing.
+func idleProcess(pid, nice int) error {
+	tids, err := tasks(pid)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	s := setting{nice: nice, idle: true}
+	for _, tid := range tids {
+		if err := s.apply(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+			return err
+		}
+	}
+	return nil
+}
+
+func (o Options) do(t Tier, m Mode, fn func()) error {
+	s := settingFor(t, m)
+	if s == (setting{}) {
+		fn()
+		return nil
+	}
+	return runLowered(lowerTo(s), func() error { fn(); return nil })
+}
+
+// enterServing sets I/O best-effort 7 on every thread of this process. A
+// thread created meanwhile copies the priority of the thread that created it,
+// which may not have been lowered yet, so the pass repeats until it changes
+// nothing (bounded: threads are created rarely).
+func (o Options) enterServing() error {
+	s := settingFor(Serving, ModeUtility)
+	for range 10 {
+		tids, err := tasks(os.Getpid())
+		if err != nil {
+			return err
+		}
+		changed := false
+		for _, tid := range tids {
+			c, l, err := ioPrio(tid)
+			if errors.Is(err, unix.ESRCH) || err == nil && ioRank(c, l) >= ioRank(s.ioClass, s.ioLevel) {
+				continue
+			}
+			if err := s.apply(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
+			}
+			changed = true
+		}
+		if !changed {
+			return nil
+		}
+	}
+	return nil
+}
+
+// tasks lists the thread ids of process pid (proc(5), /proc/pid/task).
+func tasks(pid int) ([]int, error) {
+	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
+	if err != nil {
+		return nil, fmt.Errorf("qos: %w", err)
+	}
+	tids := make([]int, 0, len(ents))
+	for _, e := range ents {
+		if tid, err := strconv.Atoi(e.Name()); err == nil {
+			tids = append(tids, tid)
+		}
+	}
+	return tids, nil
+}
