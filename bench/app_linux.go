@@ -1,0 +1,181 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime/debug"
+	"sync"
+	"time"
+)
+
+// Sizes of the app's own files.
+const (
+	probeBlock    = 4 << 10 // read and fsync probes move 4 KiB (issue 7)
+	readProbeSize = 8 << 20 // the read probe picks a random block of this file
+	fsyncSlots    = 256     // the fsync probe cycles over this many blocks
+	flushTimeout  = 2 * time.Minute
+)
+
+// app is the stand-in for the GUI: its files and its probes, all run in the
+// bench process at default priority.
+type app struct {
+	read   *uncached
+	rbuf   []byte // page-aligned, for O_DIRECT
+	fsyncF *os.File
+	wbuf   []byte
+	saver  *saver
+}
+
+// newApp makes the app's files under dir.
+func newApp(dir string) (*app, error) {
+	a := &app{wbuf: make([]byte, probeBlock)}
+	var err error
+	readPath := filepath.Join(dir, "read probe.bin")
+	if err = writeRandomFile(readPath, readProbeSize); err != nil {
+		return a, err
+	}
+	if a.read, err = openUncached(readPath); err != nil {
+		return a, err
+	}
+	if a.rbuf, err = alignedBuf(probeBlock); err != nil {
+		return a, err
+	}
+	if a.fsyncF, err = os.OpenFile(filepath.Join(dir, "fsync probe.bin"), os.O_CREATE|os.O_RDWR, 0o600); err != nil {
+		return a, err
+	}
+	a.saver, err = newSaver(dir)
+	return a, err
+}
+
+func (a *app) readOnce(int) error {
+	off := rand.Int64N(a.read.size/probeBlock) * probeBlock
+	if err := a.read.readAt(a.rbuf, off); err != nil {
+		return fmt.Errorf("read %s at %d: %w", a.read.f.Name(), off, err)
+	}
+	return nil
+}
+
+func (a *app) fsyncOnce(seq int) error {
+	off := int64(seq%fsyncSlots) * probeBlock
+	if _, err := a.fsyncF.WriteAt(a.wbuf, off); err != nil {
+		return err
+	}
+	return a.fsyncF.Sync()
+}
+
+// probeFunc runs one probe until ctx ends and returns its series.
+type probeFunc func(ctx context.Context) (map[string][]float64, error)
+
+func (a *app) probes() map[string]probeFunc {
+	s := a.saver
+	return map[string]probeFunc{
+		"frame": frameProbe,
+		"burst": burstProbe,
+		"read": func(ctx context.Context) (map[string][]float64, error) {
+			return everyProbe(ctx, "read", ioEvery, a.readOnce)
+		},
+		"fsync": func(ctx context.Context) (map[string][]float64, error) {
+			return everyProbe(ctx, "fsync", ioEvery, a.fsyncOnce)
+		},
+		"save-sync": func(ctx context.Context) (map[string][]float64, error) {
+			return everyProbe(ctx, "save-sync", saveEvery, s.saveSync("save sync.json"))
+		},
+		"save-statefile": func(ctx context.Context) (map[string][]float64, error) {
+			return everyProbe(ctx, "save-statefile", saveEvery, saveStatefile(s.probe))
+		},
+		"ui-sync": func(ctx context.Context) (map[string][]float64, error) {
+			return uiProbe(ctx, "ui-sync", s.saveSync("ui sync.json"))
+		},
+		"ui-statefile": func(ctx context.Context) (map[string][]float64, error) {
+			return uiProbe(ctx, "ui-statefile", saveStatefile(s.ui))
+		},
+	}
+}
+
+// run runs every probe at once for d, then flushes statefile. The first
+// probe error (an I/O error, a panic) stops them all and is returned.
+func (a *app) run(ctx context.Context, d time.Duration) (map[string][]float64, error) {
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex // protects out and errs
+		out  = map[string][]float64{}
+		errs []error
+	)
+	for name, p := range a.probes() {
+		wg.Go(func() {
+			series, err := runProbe(wctx, name, p)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, err)
+				cancel()
+			}
+			for k, v := range series {
+				out[k] = v
+			}
+		})
+	}
+	wg.Wait()
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	fctx, fcancel := context.WithTimeout(ctx, flushTimeout)
+	defer fcancel()
+	errs = append(errs, a.saver.flush(fctx))
+	return out, errors.Join(errs...)
+}
+
+// runProbe runs p and turns a panic into an error, so the bench still kills
+// its workers and removes its scratch folder.
+func runProbe(ctx context.Context, name string, p probeFunc) (series map[string][]float64, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("%s probe panicked: %v\n%s", name, r, debug.Stack())
+		}
+	}()
+	series, err = p(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("%s probe: %w", name, err)
+	}
+	return series, nil
+}
+
+// close closes what newApp opened, also after newApp failed half-way.
+func (a *app) close(ctx context.Context) error {
+	var errs []error
+	if a.saver != nil {
+		errs = append(errs, a.saver.close(ctx))
+	}
+	if a.read != nil {
+		errs = append(errs, a.read.f.Close())
+	}
+	if a.fsyncF != nil {
+		errs = append(errs, a.fsyncF.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// writeRandomFile writes size random bytes to path and fsyncs it.
+func writeRandomFile(path string, size int) error {
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
+	if err != nil {
+		return err
+	}
+	buf := make([]byte, 1<<20)
+	for i := range buf {
+		buf[i] = byte(rand.Uint32())
+	}
+	for n := 0; n < size && err == nil; n += len(buf) {
+		_, err = f.Write(buf[:min(len(buf), size-n)])
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	return errors.Join(err, f.Close())
+}

@@ -1,0 +1,71 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/offmain/offmain/qos"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// TestArmsApplyTheirTier starts one spinner per arm and reads back what every
+// thread of it runs at, and its autogroup: the setsid arm must keep nice 0
+// on its own autogroup (no fix), setsid-fix must carry the tier's nice.
+func TestArmsApplyTheirTier(t *testing.T) {
+	own, err := qos.Inspect(os.Getpid())
+	require.NoError(t, err)
+	tests := []struct {
+		arm           arm
+		nice          int
+		policy        string // /proc/<pid>/task/<tid>/stat field 41: 0 SCHED_OTHER, 5 SCHED_IDLE (sched(7))
+		newAutogroup  bool
+		autogroupNice int
+	}{
+		{arm{name: "default", kind: armDefault}, 0, "0", false, 0},
+		{arm{name: "agent", kind: armAgent}, 5, "0", false, 0},
+		{arm{name: "background", kind: armBackground}, 19, "5", false, 0},
+		{arm{name: "setsid", kind: armSetsid}, 5, "0", true, 0},
+		{arm{name: "setsid-fix", kind: armSetsidFix}, 5, "0", true, 5},
+		{arm{name: "nice:7", kind: armNice, nice: 7}, 7, "0", false, 0},
+		{arm{name: "idleclass", kind: armIdleClass}, 0, "5", false, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.arm.name, func(t *testing.T) {
+			p := &pool{exe: testExe(t), marker: thisRun() + "arms"}
+			t.Cleanup(func() { assert.NoError(t, p.stopAll(), "stopping the worker") })
+			require.NoError(t, p.start(t.Context(), tt.arm, "spin", "-"))
+			pid := p.workers[0].cmd.Process.Pid
+			for tid, f := range threadStats(t, pid) {
+				assert.Equal(t, strconv.Itoa(tt.nice), f[16], "thread %s: nice", tid)
+				assert.Equal(t, tt.policy, f[38], "thread %s: policy", tid)
+			}
+			ap, err := qos.Inspect(pid)
+			require.NoError(t, err)
+			assert.Equal(t, tt.newAutogroup, ap.Autogroup != own.Autogroup, "got autogroup %s (the test's: %s)", ap.Autogroup, own.Autogroup)
+			assert.Equal(t, tt.autogroupNice, ap.AutogroupNice, "autogroup nice")
+		})
+	}
+}
+
+// threadStats returns the fields after "(comm) " of every thread's stat
+// (proc(5)): index 0 is field 3, so nice (field 19) is 16 and policy (41) is 38.
+func threadStats(t *testing.T, pid int) map[string][]string {
+	t.Helper()
+	dir := filepath.Join("/proc", strconv.Itoa(pid), "task")
+	ents, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	out := map[string][]string{}
+	for _, e := range ents {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name(), "stat"))
+		require.NoError(t, err)
+		_, rest, ok := strings.Cut(string(b), ") ")
+		require.True(t, ok, "stat of thread %s: %q", e.Name(), b)
+		out[e.Name()] = strings.Fields(rest)
+	}
+	require.NotEmpty(t, out, "threads of %d", pid)
+	return out
+}

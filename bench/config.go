@@ -1,0 +1,165 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// errUsage marks a bad command line; main exits with status 2.
+var errUsage = errors.New("bench: usage")
+
+// armKind says how an arm starts its load.
+type armKind int
+
+const (
+	armIdle       armKind = iota // no load at all
+	armDefault                   // load at nice 0: today, without this module
+	armAgent                     // qos.Start at the Agent tier, mode utility
+	armBackground                // qos.Start at the Agent tier, mode background
+	armSetsid                    // as agent, each worker in its own session, no autogroup fix
+	armSetsidFix                 // as agent, each worker in its own session, with the fix
+	armNice                      // load at nice N, I/O unchanged (exploration)
+	armIdleClass                 // load at SCHED_IDLE only (exploration)
+)
+
+// arm is one column of the table: a way to run the load.
+type arm struct {
+	name string
+	kind armKind
+	nice int // armNice only
+}
+
+// hasLoad reports whether the arm starts workers.
+func (a arm) hasLoad() bool { return a.kind != armIdle }
+
+// defaultArms is the -arms default: issue 7's arms in its order.
+const defaultArms = "idle,default,agent,background,setsid,setsid-fix"
+
+var namedArms = map[string]armKind{
+	"idle": armIdle, "default": armDefault, "agent": armAgent, "background": armBackground,
+	"setsid": armSetsid, "setsid-fix": armSetsidFix, "idleclass": armIdleClass,
+}
+
+// parseArms parses a comma-separated -arms value.
+func parseArms(s string) ([]arm, error) {
+	var arms []arm
+	for name := range strings.SplitSeq(s, ",") {
+		name = strings.TrimSpace(name)
+		a, err := parseArm(name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(arms, func(b arm) bool { return b.name == a.name }) {
+			return nil, fmt.Errorf("%w: -arms: %q given twice", errUsage, name)
+		}
+		arms = append(arms, a)
+	}
+	return arms, nil
+}
+
+func parseArm(name string) (arm, error) {
+	if k, ok := namedArms[name]; ok {
+		return arm{name: name, kind: k}, nil
+	}
+	if v, ok := strings.CutPrefix(name, "nice:"); ok {
+		// setpriority(2): nice runs from -20 to 19; lowering needs no privilege,
+		// so only 0..19 is accepted.
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 || n > 19 {
+			return arm{}, fmt.Errorf("%w: -arms: %q: N in nice:N must be 0..19", errUsage, name)
+		}
+		return arm{name: "nice:" + strconv.Itoa(n), kind: armNice, nice: n}, nil
+	}
+	return arm{}, fmt.Errorf("%w: -arms: unknown arm %q (want idle, default, agent, background, setsid, setsid-fix, idleclass or nice:N)", errUsage, name)
+}
+
+// config is the parsed command line.
+type config struct {
+	duration time.Duration // probe window per arm and round
+	rounds   int
+	arms     []arm
+	quick    bool
+	jsonPath string
+	svgPath  string
+	quiet    bool
+	dir      string // parent of the scratch folder; "" means the user cache dir
+	spinners int
+	writers  int
+	storms   int
+	readers  int
+	// Sizes of the files the bench makes; smaller with -quick.
+	treeDirs, treeFiles int // metadata storm tree
+	readerMiB           int // file the uncached readers read
+	jobIters            int // the fixed CPU job of the agent-cost row, per core
+	// onArm, when set (tests only), is called once the arm's load is running.
+	onArm func(arm string)
+}
+
+// parseConfig parses args; -quick changes the defaults of flags not given.
+func parseConfig(args []string, stderr io.Writer) (*config, error) {
+	c := &config{}
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "probe window per arm and round")
+	fs.IntVar(&c.rounds, "rounds", 2, "rounds; figures are medians over rounds, counts are sums")
+	armList := fs.String("arms", defaultArms, "comma-separated arms; also nice:N (0..19) and idleclass")
+	fs.BoolVar(&c.quick, "quick", false, "every arm and probe, shorter (4s windows, 1 round, smaller files)")
+	fs.StringVar(&c.jsonPath, "json", "", "write the figures as JSON to `FILE`")
+	fs.StringVar(&c.svgPath, "svg", "", "write the latency distributions as SVG to `FILE`")
+	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
+	fs.StringVar(&c.dir, "dir", "", "parent `DIR` of the scratch folder (default: the user cache dir)")
+	fs.IntVar(&c.spinners, "spinners", 3*runtime.NumCPU(), "CPU spinner workers")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil, err
+		}
+		return nil, fmt.Errorf("%w: %v", errUsage, err)
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("%w: unexpected arguments %q", errUsage, fs.Args())
+	}
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	c.applySizes(set)
+	var err error
+	if c.arms, err = parseArms(*armList); err != nil {
+		return nil, err
+	}
+	return c, c.validate()
+}
+
+// applySizes fills the load sizes, smaller with -quick unless a flag says otherwise.
+func (c *config) applySizes(set map[string]bool) {
+	c.writers, c.storms, c.readers = 2, 2, 2
+	c.treeDirs, c.treeFiles, c.readerMiB = 40, 100, 64
+	c.jobIters = 150_000_000
+	if !c.quick {
+		return
+	}
+	if !set["duration"] {
+		c.duration = 4 * time.Second
+	}
+	if !set["rounds"] {
+		c.rounds = 1
+	}
+	c.treeDirs, c.readerMiB = 10, 16
+}
+
+func (c *config) validate() error {
+	switch {
+	case c.duration < time.Second:
+		return fmt.Errorf("%w: -duration %v: at least 1s (the saves run every 300ms)", errUsage, c.duration)
+	case c.rounds < 1:
+		return fmt.Errorf("%w: -rounds %d: at least 1", errUsage, c.rounds)
+	case c.spinners < 0:
+		return fmt.Errorf("%w: -spinners %d: not negative", errUsage, c.spinners)
+	}
+	return nil
+}

@@ -1,0 +1,42 @@
+package main
+
+import (
+	"io"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseArms(t *testing.T) {
+	arms, err := parseArms("idle, default,nice:05,idleclass")
+	require.NoError(t, err)
+	require.Len(t, arms, 4)
+	assert.Equal(t, arm{name: "nice:5", kind: armNice, nice: 5}, arms[2], "nice:05")
+	assert.Equal(t, armIdleClass, arms[3].kind, "idleclass kind")
+	for _, bad := range []string{"nice:20", "nice:-1", "nice:x", "fast", "idle,idle", ""} {
+		_, err := parseArms(bad)
+		assert.ErrorIs(t, err, errUsage, "parseArms(%q): got %v, want a usage error", bad, err)
+	}
+}
+
+func TestQuickDefaults(t *testing.T) {
+	c, err := parseConfig([]string{"-quick"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 4*time.Second, c.duration, "quick duration")
+	assert.Equal(t, 1, c.rounds, "quick rounds")
+	assert.Len(t, c.arms, 6, "quick still runs every arm")
+
+	c, err = parseConfig([]string{"-quick", "-rounds", "3", "-duration", "2s"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, 2*time.Second, c.duration, "an explicit -duration wins over -quick")
+	assert.Equal(t, 3, c.rounds, "an explicit -rounds wins over -quick")
+}
+
+func TestParseConfigRejects(t *testing.T) {
+	for _, args := range [][]string{{"-duration", "10ms"}, {"-rounds", "0"}, {"stray"}, {"-nope"}} {
+		_, err := parseConfig(args, io.Discard)
+		assert.ErrorIs(t, err, errUsage, "parseConfig(%q): got %v, want a usage error", args, err)
+	}
+}

@@ -1,0 +1,96 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/google/renameio/v2"
+	"github.com/offmain/offmain/statefile"
+)
+
+// draft is a drafts-like value, about 64 KiB as JSON: what a person typed.
+type draft struct {
+	Seq    int    `json:"seq"`
+	Title  string `json:"title"`
+	Body   string `json:"body"`
+	Cursor int    `json:"cursor"`
+}
+
+// draftBody is 64 KiB of plain text, the size issue 7 names.
+var draftBody = strings.Repeat("the quick brown fox jumps over the lazy dog. ", 64<<10/45+1)[:64<<10]
+
+func newDraft(seq int) draft {
+	return draft{Seq: seq, Title: "notes", Body: draftBody, Cursor: seq % len(draftBody)}
+}
+
+// saver holds the two ways an app saves: renameio on the caller (what apps
+// do today) and statefile (an enqueue; encoding and I/O on a writer).
+type saver struct {
+	dir   string
+	store *statefile.Store
+	probe *statefile.File[draft] // the save-statefile probe's file
+	ui    *statefile.File[draft] // the ui loop's statefile file
+	mu    sync.Mutex             // protects errs
+	errs  []error                // disk and encode errors statefile reported on its writers
+}
+
+func newSaver(dir string) (*saver, error) {
+	s := &saver{dir: dir}
+	s.store = statefile.NewStore(statefile.Options{OnError: s.onError}) // zero Durability: Durable
+	var err error
+	if s.probe, err = statefile.Open[draft](s.store, filepath.Join(dir, "save statefile.json")); err != nil {
+		return s, err
+	}
+	s.ui, err = statefile.Open[draft](s.store, filepath.Join(dir, "ui statefile.json"))
+	return s, err
+}
+
+func (s *saver) onError(path string, err error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.errs = append(s.errs, fmt.Errorf("statefile %s: %w", path, err))
+}
+
+// saveSync encodes and writes the draft on the caller, as an app's main
+// goroutine would: renameio's temp file, fsync and rename.
+func (s *saver) saveSync(name string) func(seq int) error {
+	path := filepath.Join(s.dir, name)
+	return func(seq int) error {
+		b, err := json.Marshal(newDraft(seq))
+		if err != nil {
+			return err
+		}
+		return renameio.WriteFile(path, b, 0o600)
+	}
+}
+
+// saveStatefile hands the draft to f's writer; the caller's time is the enqueue.
+func saveStatefile(f *statefile.File[draft]) func(seq int) error {
+	return func(seq int) error { return f.Save(newDraft(seq)) }
+}
+
+// flush waits for the queued statefile saves, so one arm's writes do not
+// spill into the next, and reports any disk error the writers met.
+func (s *saver) flush(ctx context.Context) error {
+	err := s.store.Flush(ctx)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	err = errors.Join(err, errors.Join(s.errs...))
+	s.errs = nil
+	if err != nil {
+		return fmt.Errorf("save-statefile probe: %w", err)
+	}
+	return nil
+}
+
+func (s *saver) close(ctx context.Context) error {
+	if err := s.store.Close(ctx); err != nil {
+		return fmt.Errorf("statefile close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,59 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+var errInjected = errors.New("injected disk error")
+
+// TestProbeErrorsAbort checks that a probe's I/O error ends it with a message
+// naming the probe, and that a panic becomes an error instead of a crash.
+func TestProbeErrorsAbort(t *testing.T) {
+	_, err := runProbe(t.Context(), "fsync", func(ctx context.Context) (map[string][]float64, error) {
+		return everyProbe(ctx, "fsync", time.Millisecond, func(int) error { return errInjected })
+	})
+	require.ErrorIs(t, err, errInjected)
+	assert.Contains(t, err.Error(), "fsync probe: injected disk error", "error message")
+
+	_, err = runProbe(t.Context(), "frame", func(context.Context) (map[string][]float64, error) {
+		panic("boom")
+	})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "frame probe panicked: boom", "error message")
+}
+
+// TestEveryProbeStopsWithContext checks that a probe returns its samples,
+// without error, once its window ends.
+func TestEveryProbeStopsWithContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(t.Context())
+	calls := 0
+	series, err := everyProbe(ctx, "read", time.Millisecond, func(int) error {
+		if calls++; calls == 3 {
+			cancel()
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Len(t, series["read"], 3, "samples: got, want one per call")
+}
+
+func TestLowerSpecRoundTrip(t *testing.T) {
+	for _, s := range []lowerSpec{{nice: 5, ioBE7: true}, {idle: true}, {nice: 19, idle: true}} {
+		got, err := parseLowerSpec(s.String())
+		require.NoError(t, err)
+		assert.Equal(t, s, got, "parseLowerSpec(%q)", s.String())
+	}
+	_, err := parseLowerSpec("nice=x")
+	assert.Error(t, err, "nice=x: got nil, want an error")
+}
+
+func TestActiveScheduler(t *testing.T) {
+	assert.Equal(t, "mq-deadline", activeScheduler("none [mq-deadline] kyber bfq\n"))
+	assert.Equal(t, "none", activeScheduler("none\n"))
+}
