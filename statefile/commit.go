@@ -27,9 +27,11 @@ func (q *queue) run(o op) error {
 		tr.Bytes = len(data)
 		if err == nil {
 			err = s.commit(q.path, data, &tr)
+			q.noteCommit(data, err)
 		}
 	} else {
 		err = s.commit(q.path, nil, &tr)
+		q.noteCommit(nil, err)
 	}
 	tr.Err = err
 	s.trace(tr)

@@ -33,6 +33,12 @@
 //     ImportantFileWriter, Firefox's JSONFile, AndroidX DataStore,
 //     renameio) does that step.
 //   - Temp files left by a crash are swept when a path is first opened.
+//     A save holds its temp file locked until the rename, so the sweep
+//     leaves alone a save in flight in another process or Store.
+//   - [File.Watch] reports changes made by anyone but this Store (another
+//     process, an editor), coalesced, never echoing the Store's own saves.
+//     [Options.Exclusive] makes a Store the only writer of its paths
+//     across processes, with an advisory lock per path.
 //   - No idle goroutines: a writer runs only while some path has queued
 //     work.
 //   - Flush and Close wait for what was queued before them, under the

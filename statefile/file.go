@@ -129,7 +129,9 @@ func load[T any](q *queue) (T, error) {
 		return v, nil
 	}
 	var zero T
-	return zero, q.s.quarantine(q.path, derr)
+	err = q.s.quarantine(q.path, derr)
+	q.noteQuarantine(err)
+	return zero, err
 }
 
 func decode[T any](data []byte, v *T) error {

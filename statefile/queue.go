@@ -33,9 +33,15 @@ type queue struct {
 	scheduled  bool          // on the ready list or held by a worker
 	failed     error         // the latest failure that no Flush reported yet
 	progress   chan struct{} // closed when done moves; made by waiters
+
+	// Watches and Exclusive (watch.go, lock.go).
+	subs        []subscriber // the path's watches; guarded by mu
+	checkQueued bool         // a watch check is in reads and not started; guarded by mu
+	known       knownState   // writer only: the states a watch check takes as not news
+	lock        *fileLock    // Exclusive: the path's lock; set before q is published
 }
 
-// readReq is a Load waiting for the saves queued before it.
+// readReq is a Load (or a watch check) waiting for the saves queued before it.
 type readReq struct {
 	target uint64
 	run    func() // reads, decodes and replies; runs on the writer
@@ -104,6 +110,7 @@ func (q *queue) step() bool {
 	default:
 		q.scheduled = false
 		q.mu.Unlock()
+		q.releaseIfClosed()
 		return false
 	}
 	return true

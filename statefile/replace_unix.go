@@ -3,6 +3,7 @@
 package statefile
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 
@@ -18,14 +19,18 @@ import (
 func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error) {
 	dir := filepath.Dir(path)
 	var pf *renameio.PendingFile
+	var claim *os.File
 	err = timed(&tr.Write, func() (err error) {
-		pf, err = renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
+		pf, claim, err = s.newTemp(path, dir)
 		if err != nil {
 			return err
 		}
 		_, err = pf.Write(data)
 		return err
 	})
+	if claim != nil {
+		defer claim.Close() // after the rename: the claim protects the temp name until then
+	}
 	if pf != nil {
 		defer func() {
 			if err != nil {
@@ -52,6 +57,26 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 		return timed(&tr.DirSync, func() error { return syncDir(dir) })
 	}
 	return nil
+}
+
+// newTemp creates the temp file and claims it (tempclaim.go) so a sweep by
+// another Store leaves it alone; it makes a new one if a sweep took it.
+func (s *Store) newTemp(path, dir string) (*renameio.PendingFile, *os.File, error) {
+	for range claimRetries {
+		pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
+		if err != nil {
+			return nil, nil, err
+		}
+		claim, err := claimTemp(pf.Name(), pf.File)
+		if err == nil {
+			return pf, claim, nil
+		}
+		pf.Cleanup() //nolint:errcheck // the claim's error is the one to report
+		if !errors.Is(err, errSwept) {
+			return nil, nil, err
+		}
+	}
+	return nil, nil, errSwept
 }
 
 // syncDir fsyncs a directory so the entries changed in it (a rename, a

@@ -22,6 +22,11 @@ type Store struct {
 	commit   commitFunc  // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
 
+	newNotifier func() (notifier, error) // fsnotify; tests replace it
+	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
+	watcher     *dirWatcher              // nil while nothing is watched
+	lockMu      sync.Mutex               // Exclusive: serializes Opens, which may take a lock
+
 	mu      sync.Mutex        // protects the fields below
 	files   map[string]*queue // by absolute, clean path
 	ready   []*queue          // queues with work that no worker holds
@@ -34,6 +39,8 @@ func NewStore(opts Options) *Store {
 		opts:     opts,
 		files:    make(map[string]*queue),
 		readFile: os.ReadFile,
+
+		newNotifier: newFSNotifier,
 	}
 	s.commit = s.commitToDisk
 	if name := os.Getenv(TraceEnv); name != "" {
@@ -47,7 +54,10 @@ func NewStore(opts Options) *Store {
 // [filepath.Abs] and [filepath.Clean]) in one Store share one queue, so
 // their saves keep call order between them; they must use the same type T.
 // The first Open of a path queues a sweep of temp files that an earlier
-// crash left beside it. Open does no disk I/O on the caller.
+// crash left beside it. Open does no disk I/O on the caller, except the
+// first Open of a path in an [Options.Exclusive] Store, which takes the
+// path's lock there and returns a [*LockedError] when another Store holds
+// it.
 func Open[T any](s *Store, path string) (*File[T], error) {
 	if path == "" {
 		return nil, errors.New("statefile: empty path")
@@ -56,14 +66,24 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 	if err != nil {
 		return nil, fmt.Errorf("statefile: %s: %w", path, err)
 	}
+	if s.opts.Exclusive {
+		s.lockMu.Lock()
+		defer s.lockMu.Unlock()
+	}
+	lock, err := s.takeLock(abs) // nil unless Exclusive and a first Open
+	if err != nil {
+		return nil, err
+	}
 	s.mu.Lock()
 	if s.closed.Load() {
 		s.mu.Unlock()
+		lock.release()
 		return nil, ErrClosed
 	}
 	q, existed := s.files[abs]
 	if !existed {
 		q = newQueue(s, abs, &slot[T]{})
+		q.lock = lock
 		s.files[abs] = q
 	}
 	s.mu.Unlock()
@@ -106,10 +126,16 @@ func (s *Store) Flush(ctx context.Context) error {
 	return nd.orNil()
 }
 
-// Close flushes like [Store.Flush] and then refuses new work: Save, Remove
-// and Open return [ErrClosed]; Load still reads. Saves queued before Close
-// are never dropped, even when Close returns early because ctx ended. A
-// second Close returns nil.
+// Close flushes like [Store.Flush] and then refuses new work: Save, Remove,
+// Open and Watch return [ErrClosed]; Load still reads. Saves queued before
+// Close are never dropped, even when Close returns early because ctx ended.
+// A second Close returns nil.
+//
+// Close first stops every watch ([File.Watch]), waiting for a call of a
+// watch's fn in progress, so it must not be called from one. With
+// [Options.Exclusive], it releases the lock of each path whose saves are
+// done before it returns; a Close that gave up on ctx leaves the pending
+// paths locked until their writers finish them.
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closed.Swap(true)
@@ -117,7 +143,10 @@ func (s *Store) Close(ctx context.Context) error {
 	if already {
 		return nil
 	}
-	return s.Flush(ctx)
+	s.stopWatches()
+	err := s.Flush(ctx)
+	s.releaseDrainedLocks()
+	return err
 }
 
 // schedule puts q on the ready list and starts a worker if fewer than

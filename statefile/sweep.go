@@ -12,8 +12,10 @@ import (
 // sweepTemps removes the temp files a crash left beside path: renameio
 // names them "." + base + decimal digits (Windows: os.CreateTemp, the same
 // shape). It runs on the path's writer before the path's first save, so it
-// never races with this Store's own temp files. Errors are ignored: a
-// leftover is harmless, and the save after it reports a real disk problem.
+// never races with this Store's own temp files, and it skips those that a
+// live writer in another process or Store has claimed (tempclaim.go).
+// Errors are ignored: a leftover is harmless, and the save after it reports
+// a real disk problem.
 func (s *Store) sweepTemps(path string) {
 	dir, base := filepath.Split(path)
 	entries, err := os.ReadDir(dir)
@@ -22,7 +24,7 @@ func (s *Store) sweepTemps(path string) {
 	}
 	for _, e := range entries {
 		if e.Type().IsRegular() && isTempName(e.Name(), base) {
-			os.Remove(filepath.Join(dir, e.Name()))
+			removeIfDead(filepath.Join(dir, e.Name()))
 		}
 	}
 }

@@ -1,0 +1,284 @@
+package statefile
+
+import (
+	"errors"
+	"hash/maphash"
+	"io/fs"
+	"slices"
+	"sync"
+)
+
+// Watch calls fn when the file at f's path is replaced, rewritten or
+// removed by anyone other than this Store: another process, a second Store,
+// a person's editor, a sync tool. It returns a stop function that ends the
+// watch. It is safe for concurrent use; several watches of one path each
+// get every change.
+//
+// What counts as a change: the writer remembers what this Store last put at
+// the path (a hash of the bytes it wrote, or "absent" after a Remove or a
+// quarantine) and what it last reported. A change whose content is one of
+// those is not reported, so the Store's own saves are never echoed,
+// however they interleave with events. Until the Store has written or
+// reported anything, the first event reports the file as it is.
+//
+// Events are coalesced: fn is called once a burst of events on the path has
+// been quiet for 100 ms (and at least once a second during a burst that
+// does not end), with the file as it is then. The read is queued on the
+// path's writer like a [File.Load]: it waits for the saves queued before
+// it and never races them or a quarantine. fn gets the decoded value and a
+// nil error; the zero value and an error matching fs.ErrNotExist when the
+// file was removed; the zero value and a [*CorruptError] when it does not
+// parse (it is then renamed aside, as Load does). After an external change
+// Load returns the new content, and the next Save replaces it: last writer
+// wins.
+//
+// fn runs on a goroutine of the package, one call at a time per watch; it
+// may call Load, Save and Flush. While it runs, newer changes wait, and
+// only the newest is delivered after it returns. The goroutine exists only
+// while a call is pending or running.
+//
+// The Store's watches share one fsnotify watcher, which watches the path's
+// directory: a save renames a new file over the name, and a watch on the
+// old file would end with it. Watch creates a missing directory (0o700) as
+// a save would, so a watch can start before the first save. A directory
+// that is removed or renamed while watched stops the events for its files.
+// Watch does this setup on the caller (an inotify_add_watch on Linux), and
+// returns its error with the path; after [Store.Close] it returns
+// [ErrClosed].
+//
+// stop releases the watch and, with the Store's last watch, the fsnotify
+// watcher and its goroutines. When it returns, fn is not running and will
+// not be called again. It waits for a call of fn in progress, so fn must
+// not call stop (or Store.Close) itself. A second call does nothing.
+// Store.Close stops every watch.
+func (f *File[T]) Watch(fn func(T, error)) (stop func(), err error) {
+	if fn == nil {
+		panic("statefile: Watch with a nil func")
+	}
+	reg, err := f.q.s.addWatch(f.q, &watch[T]{fn: fn})
+	if err != nil {
+		return nil, err
+	}
+	return reg.stop, nil
+}
+
+// subscriber is a watch seen from its untyped queue.
+type subscriber interface {
+	postData(data []byte) error // decode into a fresh value and deliver; the decode error if any
+	postErr(err error)          // deliver the zero value with err
+	stop()                      // deliver nothing more; wait for fn to return
+}
+
+// watch delivers to fn on a goroutine that runs while a result is pending:
+// the writer never waits for fn, and a slow fn sees only the newest state.
+type watch[T any] struct {
+	fn func(T, error)
+
+	mu      sync.Mutex    // protects the fields below
+	v       T             // the newest undelivered result...
+	err     error         // ...and its error
+	has     bool          // v, err hold an undelivered result
+	running bool          // the delivering goroutine runs
+	stopped bool          // stop was called: drop results
+	idle    chan struct{} // made by stop, closed when the goroutine ends
+}
+
+func (w *watch[T]) postData(data []byte) error {
+	var v T
+	if err := decode(data, &v); err != nil {
+		return err
+	}
+	w.post(v, nil)
+	return nil
+}
+
+func (w *watch[T]) postErr(err error) {
+	var zero T
+	w.post(zero, err)
+}
+
+func (w *watch[T]) post(v T, err error) {
+	w.mu.Lock()
+	if w.stopped {
+		w.mu.Unlock()
+		return
+	}
+	w.v, w.err, w.has = v, err, true
+	start := !w.running
+	w.running = true
+	w.mu.Unlock()
+	if start {
+		go w.deliver()
+	}
+}
+
+// deliver calls fn with each pending result and ends when none is left.
+func (w *watch[T]) deliver() {
+	for {
+		w.mu.Lock()
+		if !w.has || w.stopped {
+			w.running = false
+			if w.idle != nil {
+				close(w.idle)
+				w.idle = nil
+			}
+			w.mu.Unlock()
+			return
+		}
+		v, err := w.v, w.err
+		var zero T
+		w.v, w.err, w.has = zero, nil, false
+		w.mu.Unlock()
+		w.fn(v, err)
+	}
+}
+
+func (w *watch[T]) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	var zero T
+	w.v, w.err, w.has = zero, nil, false
+	var idle chan struct{}
+	if w.running {
+		if w.idle == nil {
+			w.idle = make(chan struct{})
+		}
+		idle = w.idle
+	}
+	w.mu.Unlock()
+	if idle != nil {
+		<-idle
+	}
+}
+
+func (q *queue) addSub(sub subscriber) {
+	q.mu.Lock()
+	q.subs = append(q.subs, sub)
+	q.mu.Unlock()
+}
+
+func (q *queue) removeSub(sub subscriber) {
+	q.mu.Lock()
+	q.subs = slices.DeleteFunc(q.subs, func(s subscriber) bool { return s == sub })
+	q.mu.Unlock()
+}
+
+// requestCheck queues a check of the file behind the saves queued so far,
+// unless one is queued and not started yet.
+func (q *queue) requestCheck() {
+	q.mu.Lock()
+	if q.checkQueued {
+		q.mu.Unlock()
+		return
+	}
+	q.checkQueued = true
+	q.reads = append(q.reads, &readReq{target: q.seq, run: q.check})
+	start := q.markScheduled()
+	q.mu.Unlock()
+	if start {
+		q.s.schedule(q)
+	}
+}
+
+// check runs on q's writer after a burst of events settled. It reads the
+// file and reports it to q's watches unless its content is known.
+func (q *queue) check() {
+	q.mu.Lock()
+	q.checkQueued = false
+	subs := slices.Clone(q.subs)
+	q.mu.Unlock()
+	if len(subs) == 0 {
+		return
+	}
+	data, err := q.s.readFile(q.path)
+	now := seen{}
+	switch {
+	case err == nil:
+		now = seenBytes(data)
+	case !errors.Is(err, fs.ErrNotExist):
+		for _, sub := range subs {
+			sub.postErr(err) // unreadable: say so, and check again on the next event
+		}
+		return
+	}
+	if q.known.has(now) {
+		return
+	}
+	q.known.set(now)
+	if err == nil {
+		err = postData(subs, data)
+		if err == nil {
+			return
+		}
+		err = q.s.quarantine(q.path, err)
+		q.noteQuarantine(err)
+	}
+	for _, sub := range subs {
+		sub.postErr(err)
+	}
+}
+
+// postData delivers data to each watch, decoding it for each, so no two
+// fns share a map or slice. It stops at a decode error: the data is corrupt.
+func postData(subs []subscriber, data []byte) error {
+	for _, sub := range subs {
+		if err := sub.postData(data); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// hashSeed is the seed of the content hashes; per process, as they are
+// compared only within it.
+var hashSeed = maphash.MakeSeed()
+
+// seen is one state of the file, by content: absent, or present with this
+// hash of its bytes.
+type seen struct {
+	present bool
+	sum     uint64
+}
+
+func seenBytes(data []byte) seen { return seen{present: true, sum: maphash.Bytes(hashSeed, data)} }
+
+// knownState holds the states of the file that are not news to the watches:
+// what this Store's writer last put there and what a check last reported.
+// Empty means unknown: the next check reports whatever it finds. After a
+// failed commit the disk holds the old or the new state (the rename may
+// have run before the directory fsync failed), so both stay known. It is
+// used by the path's writer only.
+type knownState []seen
+
+const maxKnown = 4 // states kept after failed commits in a row
+
+func (k *knownState) has(s seen) bool { return slices.Contains(*k, s) }
+func (k *knownState) set(s seen)      { *k = append((*k)[:0], s) }
+
+func (k *knownState) add(s seen) {
+	if len(*k) == maxKnown {
+		*k = append((*k)[:0], (*k)[1:]...)
+	}
+	*k = append(*k, s)
+}
+
+// noteCommit records what a commit put at the path (data nil: a remove).
+func (q *queue) noteCommit(data []byte, err error) {
+	s := seen{}
+	if data != nil {
+		s = seenBytes(data)
+	}
+	if err == nil {
+		q.known.set(s)
+	} else {
+		q.known.add(s)
+	}
+}
+
+// noteQuarantine records that the writer moved the file aside.
+func (q *queue) noteQuarantine(err error) {
+	var ce *CorruptError
+	if errors.As(err, &ce) && ce.Aside != "" {
+		q.known.set(seen{})
+	}
+}

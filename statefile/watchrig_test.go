@@ -1,0 +1,169 @@
+package statefile
+
+import (
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/stretchr/testify/require"
+)
+
+// The watch tests run the whole pipeline (settle loop, check on the
+// writer, delivery) on the fake disk of helpers_test.go with a fake
+// notifier, under testing/synctest: the fake disk's commits and the tests'
+// "external" writes emit the events fsnotify would, and the settle windows
+// run on the bubble's fake clock.
+
+// fakeNotifier stands in for fsnotify: events are sent by emit.
+type fakeNotifier struct {
+	events chan fsnotify.Event
+	errs   chan error
+
+	mu      sync.Mutex     // protects the fields below; held while emit sends
+	dirs    map[string]int // Add calls minus Remove calls, by directory
+	closed  bool
+	created int // notifiers made by the Store (newNotifier calls)
+}
+
+// watchRig is a Store on a fake disk with a fake notifier.
+type watchRig struct {
+	s *Store
+	d *fakeDisk
+	n *fakeNotifier
+}
+
+func newWatchRig(t *testing.T) *watchRig {
+	t.Helper()
+	s := NewStore(Options{})
+	r := &watchRig{s: s, d: newFakeDisk(s, false), n: &fakeNotifier{dirs: make(map[string]int)}}
+	s.newNotifier = func() (notifier, error) {
+		r.n.mu.Lock()
+		defer r.n.mu.Unlock()
+		r.n.events, r.n.errs, r.n.closed = make(chan fsnotify.Event), make(chan error), false
+		r.n.created++
+		return r.n, nil
+	}
+	commit := s.commit
+	s.commit = func(path string, data []byte, tr *SaveTrace) error {
+		err := commit(path, data, tr)
+		r.n.emit(path, fsnotify.Create) // the rename over path
+		return err
+	}
+	return r
+}
+
+func (n *fakeNotifier) Add(dir string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.dirs[dir]++
+	return nil
+}
+
+func (n *fakeNotifier) Remove(dir string) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.dirs[dir]--; n.dirs[dir] == 0 {
+		delete(n.dirs, dir)
+	}
+	return nil
+}
+
+func (n *fakeNotifier) Close() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.closed = true
+	close(n.events)
+	close(n.errs)
+	return nil
+}
+
+func (n *fakeNotifier) Events() <-chan fsnotify.Event { return n.events }
+func (n *fakeNotifier) Errors() <-chan error          { return n.errs }
+
+// emit sends an event to the watch loop, unless no watch runs.
+func (n *fakeNotifier) emit(path string, op fsnotify.Op) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.events != nil && !n.closed {
+		n.events <- fsnotify.Event{Name: path, Op: op}
+	}
+}
+
+func (n *fakeNotifier) fail(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.errs <- err
+}
+
+func (n *fakeNotifier) state() (dirs map[string]int, closed bool, created int) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	dirs = make(map[string]int, len(n.dirs))
+	for d, c := range n.dirs {
+		dirs[d] = c
+	}
+	return dirs, n.closed, n.created
+}
+
+// external writes content at path as another process would, with the
+// events fsnotify reports for it.
+func (r *watchRig) external(path, content string, ops ...fsnotify.Op) {
+	r.d.mu.Lock()
+	r.d.files[path] = []byte(content)
+	r.d.mu.Unlock()
+	for _, op := range ops {
+		r.n.emit(path, op)
+	}
+}
+
+func (r *watchRig) externalRemove(path string) {
+	r.d.mu.Lock()
+	delete(r.d.files, path)
+	r.d.mu.Unlock()
+	r.n.emit(path, fsnotify.Remove)
+}
+
+// calls records a watch's calls with the fake time of each.
+type calls struct {
+	mu    sync.Mutex
+	start time.Time
+	got   []call
+}
+
+type call struct {
+	v   string
+	err error
+	at  time.Duration // since the calls were made
+}
+
+func newCalls() *calls { return &calls{start: time.Now()} }
+
+func (c *calls) fn(v string, err error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.got = append(c.got, call{v, err, time.Since(c.start)})
+}
+
+func (c *calls) take() []call {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	got := c.got
+	c.got = nil
+	return got
+}
+
+// elapse moves the bubble's fake clock by d and lets every goroutine run
+// until blocked. Inside synctest the Sleep takes no real time.
+func elapse(d time.Duration) {
+	time.Sleep(d)
+	synctest.Wait()
+}
+
+func watchT(t *testing.T, f *File[string], c *calls) func() {
+	t.Helper()
+	stop, err := f.Watch(c.fn)
+	require.NoError(t, err)
+	return stop
+}
