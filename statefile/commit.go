@@ -18,8 +18,10 @@ type commitFunc func(path string, data []byte, tr *SaveTrace) error
 func (q *queue) run(o op) error {
 	s := q.s
 	tr := SaveTrace{Path: q.path, Queued: o.queued, Superseded: o.superseded, Remove: o.kind == opRemove}
-	var err error
-	if o.kind == opSave {
+	err := q.retryQuarantine()
+	switch {
+	case err != nil:
+	case o.kind == opSave:
 		start := time.Now()
 		var data []byte
 		data, err = q.slot.encode()
@@ -29,7 +31,7 @@ func (q *queue) run(o op) error {
 			err = s.commit(q.path, data, &tr)
 			q.noteCommit(data, err)
 		}
-	} else {
+	default:
 		err = s.commit(q.path, nil, &tr)
 		q.noteCommit(nil, err)
 	}

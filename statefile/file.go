@@ -129,7 +129,7 @@ func load[T any](q *queue) (T, error) {
 		return v, nil
 	}
 	var zero T
-	err = q.s.quarantine(q.path, derr)
+	err = q.quarantine(derr)
 	q.noteQuarantine(err)
 	return zero, err
 }

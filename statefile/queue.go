@@ -39,6 +39,8 @@ type queue struct {
 	checkQueued bool         // a watch check is in reads and not started; guarded by mu
 	known       knownState   // writer only: the states a watch check takes as not news
 	lock        *fileLock    // Exclusive: the path's lock; set before q is published
+
+	corruptInPlace bool // writer only: a corrupt file that could not be moved aside is still at path
 }
 
 // readReq is a Load (or a watch check) waiting for the saves queued before it.

@@ -210,7 +210,7 @@ func (q *queue) check() {
 		if err == nil {
 			return
 		}
-		err = q.s.quarantine(q.path, err)
+		err = q.quarantine(err)
 		q.noteQuarantine(err)
 	}
 	for _, sub := range subs {
