@@ -3,9 +3,13 @@
 package qos
 
 import (
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 
@@ -17,6 +21,23 @@ import (
 // whom the kernel allows one autogroup write per HZ/10 (root is exempt), and
 // checks that writes meeting EAGAIN are retried until they land.
 func TestAutogroupRateLimit(t *testing.T) {
+	cmd := nobodyHelperCmd(t, "TestAutogroupRateLimit", "autogroup-retry")
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "helper output:\n%s", out)
+	t.Logf("helper output:\n%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 5, "helper output:\n%s", out)
+	for _, l := range lines[:3] {
+		assert.Equal(t, "5 <nil>", l, "a Setsid child's autogroup nice: got %q, want 5", l)
+	}
+	assert.Equal(t, "8 <nil>", lines[3], "autogroup nice after three writes in a row: got %q, want 8", lines[3])
+	assert.NotEqual(t, "retries 0", lines[4], "writes in a row should have met the rate limit:\n%s", out)
+}
+
+// nobodyHelperCmd returns a command that runs helper name as user nobody,
+// for whom the kernel allows one autogroup write per HZ/10 (root is exempt).
+func nobodyHelperCmd(t *testing.T, test, name string) *exec.Cmd {
+	t.Helper()
 	if b, err := os.ReadFile(autogroupSysctl); err != nil || strings.TrimSpace(string(b)) != "1" {
 		t.Skipf("%s is not 1 (%q, %v): the kernel makes no autogroups to correct", autogroupSysctl, b, err)
 	}
@@ -34,17 +55,40 @@ func TestAutogroupRateLimit(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(bin, b, 0o755))
 
-	cmd := helperCmd("TestAutogroupRateLimit", "autogroup-retry")
+	cmd := helperCmd(test, name)
 	cmd.Path, cmd.Args[0], cmd.Dir = bin, bin, dir
 	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
+	return cmd
+}
+
+// TestStartKillsChildOnLateError checks the promise that when Start returns
+// an error the command is not running, for an error that comes after the
+// child started: the autogroup write of a Setsid child never landing. A
+// write by root is exempt from the rate limit but moves the limit's window
+// on (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice), so while
+// this test, as root, rewrites its own autogroup's nice value without pause,
+// every write of the helper, run as user nobody, meets EAGAIN.
+func TestStartKillsChildOnLateError(t *testing.T) {
+	cmd := nobodyHelperCmd(t, "TestStartKillsChildOnLateError", "autogroup-exhausted")
+	_, nice, err := autogroup(os.Getpid())
+	require.NoError(t, err)
+	own := "/proc/" + strconv.Itoa(os.Getpid()) + "/autogroup"
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Go(func() {
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+				_ = writeFile(own, strconv.Itoa(nice))
+			}
+		}
+	})
 	out, err := cmd.CombinedOutput()
+	close(stop)
+	wg.Wait()
 	require.NoError(t, err, "helper output:\n%s", out)
-	t.Logf("helper output:\n%s", out)
-	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
-	require.Len(t, lines, 5, "helper output:\n%s", out)
-	for _, l := range lines[:3] {
-		assert.Equal(t, "5 <nil>", l, "a Setsid child's autogroup nice: got %q, want 5", l)
-	}
-	assert.Equal(t, "8 <nil>", lines[3], "autogroup nice after three writes in a row: got %q, want 8", lines[3])
-	assert.NotEqual(t, "retries 0", lines[4], "writes in a row should have met the rate limit:\n%s", out)
+	want := fmt.Sprintf("error wraps EAGAIN: true; child: signal: killed; retries %d\n", autogroupTries)
+	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }

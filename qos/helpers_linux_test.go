@@ -14,6 +14,7 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -29,6 +30,7 @@ func init() {
 	helpers["mainthread-hop"] = func() int { return mainThreadHelper(true) }
 	helpers["serving"] = servingHelper
 	helpers["autogroup-retry"] = autogroupRetryHelper
+	helpers["autogroup-exhausted"] = autogroupExhaustedHelper
 	helpers["printmode"] = func() int {
 		m, err := ModeFromEnv()
 		fmt.Println(m, err)
@@ -263,5 +265,46 @@ func autogroupRetryHelper() int {
 	_, nice, err := autogroup(last.Process.Pid)
 	fmt.Println(nice, err)
 	fmt.Println("retries", autogroupRetries.Load())
+	return 0
+}
+
+// autogroupExhaustedHelper starts, as an unprivileged user whose autogroup
+// writes all meet the rate limit, a Setsid child that waits on its stdin,
+// and prints whether Start's error wraps EAGAIN, how the child ended, and
+// how many writes were retried. The child would wait for ever if Start left
+// it running: stdin stays open until the helper exits. A Start that waited
+// for such a child would not return, so the helper gives up on it after a
+// minute (its retries take about a second).
+func autogroupExhaustedHelper() int {
+	cmd := exec.Command("/bin/sh", "-c", "read stop")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	defer in.Close()
+	done := make(chan error, 1)
+	go func() { done <- Start(cmd, Agent, ModeUtility) }()
+	watchdog := time.NewTimer(time.Minute)
+	defer watchdog.Stop()
+	select {
+	case err = <-done:
+	case <-watchdog.C:
+		fmt.Println("Start did not return within a minute: it waits for a child it left running")
+		return 1
+	}
+	if cmd.Process == nil {
+		fmt.Println("the child did not start:", err)
+		return 1
+	}
+	if cmd.ProcessState == nil {
+		fmt.Println("Start returned", err, "and left the child running")
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		return 1
+	}
+	fmt.Printf("error wraps EAGAIN: %t; child: %s; retries %d\n",
+		errors.Is(err, unix.EAGAIN), cmd.ProcessState, autogroupRetries.Load())
 	return 0
 }

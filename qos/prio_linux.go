@@ -10,11 +10,14 @@ import (
 )
 
 // I/O priority encoding, from include/uapi/linux/ioprio.h: the class sits in
-// the bits above IOPRIO_CLASS_SHIFT, the level (0 highest, 7 lowest) below.
-// x/sys/unix has the syscall numbers but no wrapper and no constants.
+// the bits above IOPRIO_CLASS_SHIFT, the level (0 highest, 7 lowest) in the
+// low IOPRIO_LEVEL_NR_BITS, and since Linux 6.5 an I/O hint in the bits
+// between, which is not part of the level. x/sys/unix has the syscall
+// numbers but no wrapper and no constants.
 const (
 	ioprioWhoProcess = 1 // IOPRIO_WHO_PROCESS: "who" is a thread id
 	ioprioClassShift = 13
+	ioprioLevelMask  = 1<<3 - 1 // IOPRIO_LEVEL_MASK
 	ioprioClassNone  = 0
 	ioprioClassRT    = 1
 	ioprioClassBE    = 2
@@ -67,21 +70,23 @@ func (s setting) String() string {
 }
 
 // apply lowers thread tid to s. Each step only lowers: a thread already
-// below s on some axis stays there (a process started under `nice -n 10` or
-// `ionice -c3` is not raised).
+// below s on some axis stays there (a process started under `nice -n 10`,
+// `ionice -c3` or `chrt --idle 0` is not raised). The I/O priority comes
+// first: a thread without an I/O class is served by its CPU priority (see
+// effectiveIOPrio), which the later steps lower.
 func (s setting) apply(tid int) error {
+	if s.ioClass != 0 {
+		if err := lowerIOPrio(tid, s.ioClass, s.ioLevel); err != nil {
+			return err
+		}
+	}
 	if s.idle {
 		if err := setIdle(tid, s.nice); err != nil {
 			return err
 		}
 	}
 	if s.nice != 0 {
-		if err := lowerNice(tid, s.nice); err != nil {
-			return err
-		}
-	}
-	if s.ioClass != 0 {
-		return lowerIOPrio(tid, s.ioClass, s.ioLevel)
+		return lowerNice(tid, s.nice)
 	}
 	return nil
 }
@@ -129,28 +134,52 @@ func ioPrio(tid int) (class, level int, err error) {
 	if errno != 0 {
 		return 0, 0, fmt.Errorf("qos: ioprio_get(%d): %w", tid, errno)
 	}
-	return int(r) >> ioprioClassShift, int(r) & (1<<ioprioClassShift - 1), nil
+	return int(r) >> ioprioClassShift, int(r) & ioprioLevelMask, nil
 }
 
-// ioRank orders I/O priorities from highest (0) to lowest. Class none is
-// served as best-effort 4 for a nice-0 thread (ioprio_set(2), "Notes").
+// effectiveIOPrio returns the I/O class and level thread tid is served with,
+// for ranking. A thread in class none is served by its CPU priority: BFQ
+// derives the class and level from it (block/bfq-iosched.c,
+// bfq_set_next_ioprio_data; include/linux/ioprio.h, task_nice_ioclass and
+// task_nice_ioprio): SCHED_IDLE as idle, realtime and deadline as realtime,
+// others as best-effort at level (nice+20)/5. mq-deadline serves class none
+// as best-effort (block/mq-deadline.c, ioprio_class_to_prio), where every
+// level is alike, so ranking it as BFQ does never raises a thread there.
+func effectiveIOPrio(tid int) (class, level int, err error) {
+	class, level, err = ioPrio(tid)
+	if err != nil || class != ioprioClassNone {
+		return class, level, err
+	}
+	attr, err := unix.SchedGetAttr(tid, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("qos: sched_getattr(%d): %w", tid, err)
+	}
+	level = (int(attr.Nice) + 20) / 5
+	switch attr.Policy {
+	case unix.SCHED_IDLE:
+		return ioprioClassIdle, 0, nil
+	case unix.SCHED_FIFO, unix.SCHED_RR, unix.SCHED_DEADLINE:
+		return ioprioClassRT, level, nil
+	}
+	return ioprioClassBE, level, nil
+}
+
+// ioRank orders I/O priorities from highest (0) to lowest.
 func ioRank(class, level int) int {
 	switch class {
 	case ioprioClassRT:
 		return level
-	case ioprioClassBE:
-		return 10 + level
 	case ioprioClassIdle:
 		return 100
 	}
-	return 10 + 4
+	return 10 + level
 }
 
 // lowerIOPrio sets thread tid's I/O priority to class and level unless it is
-// already as low. Unlike the nice value it could be raised back, but the
-// thread method never needs to.
+// already served as low. Unlike the nice value it could be raised back, but
+// the thread method never needs to.
 func lowerIOPrio(tid, class, level int) error {
-	c, l, err := ioPrio(tid)
+	c, l, err := effectiveIOPrio(tid)
 	if err != nil || ioRank(c, l) >= ioRank(class, level) {
 		return err
 	}

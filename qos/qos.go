@@ -181,7 +181,7 @@ func EnterServing(m Mode) error { return Options{}.EnterServing(m) }
 // Fields a platform cannot report stay zero.
 type Applied struct {
 	Nice          int    // nice value (Linux: /proc/<pid>/stat field 19)
-	Policy        string // Linux: "SCHED_OTHER", "SCHED_IDLE", ...; macOS: "PRIO_DARWIN_BG" or "default"; Windows: the priority class
+	Policy        string // Linux: "SCHED_OTHER", "SCHED_IDLE", ...; macOS, for the calling process only: "PRIO_DARWIN_BG" or "default"; Windows: the priority class
 	IOClass       string // Linux: "none", "realtime", "best-effort" or "idle" (ioprio_get(2))
 	IOLevel       int    // Linux: 0 (highest) to 7 within IOClass
 	Autogroup     string // Linux: the autogroup, e.g. "/autogroup-42"; "" without CONFIG_SCHED_AUTOGROUP
@@ -196,7 +196,8 @@ func (a Applied) String() string {
 
 // Inspect reads back the priorities process pid runs with: on Linux its nice
 // value, scheduling policy, I/O class and level, autogroup and the note on
-// the disks' I/O schedulers; on macOS the nice value and whether it is in
-// PRIO_DARWIN_BG; on Windows the priority class. Elsewhere it returns an
-// error wrapping [errors.ErrUnsupported].
+// the disks' I/O schedulers; on macOS the nice value and, for the calling
+// process only (xnu answers for no other), whether it is in PRIO_DARWIN_BG;
+// on Windows the priority class. Elsewhere it returns an error wrapping
+// [errors.ErrUnsupported].
 func Inspect(pid int) (Applied, error) { return inspect(pid) }

@@ -5,6 +5,7 @@ package qos
 import (
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"syscall"
 	_ "unsafe" // for go:linkname
@@ -115,11 +116,17 @@ func inspect(pid int) (Applied, error) {
 	if err != nil {
 		return a, fmt.Errorf("qos: getpriority(%d): %w", pid, err)
 	}
-	a.Nice, a.Policy = p, "default"
-	// getpriority(PRIO_DARWIN_PROCESS) answers whether the process is in
-	// PRIO_DARWIN_BG (xnu bsd/kern/kern_resource.c: getpriority calls
-	// get_background_proc for PRIO_DARWIN_PROCESS).
-	if bg, err := unix.Getpriority(prioDarwinProcess, pid); err == nil && bg != 0 {
+	a.Nice = p
+	// getpriority(PRIO_DARWIN_PROCESS) answers only for the calling process:
+	// xnu's get_background_proc (bsd/kern/kern_resource.c) checks the
+	// caller's right to ask about pid but then reads the policy of
+	// current_task(), so for another process it would report the caller's
+	// state. Policy stays "" (unknown) for other processes.
+	if pid != os.Getpid() {
+		return a, nil
+	}
+	a.Policy = "default"
+	if bg, err := unix.Getpriority(prioDarwinProcess, 0); err == nil && bg != 0 {
 		a.Policy = "PRIO_DARWIN_BG"
 	}
 	return a, nil
@@ -139,8 +146,11 @@ func setIOPolicy(scope, policy int) error {
 
 func setQOSClass(class int) error {
 	r, _, _ := syscall_syscall(libc_pthread_set_qos_class_self_np_trampoline_addr, uintptr(class), 0, 0)
-	if r != 0 { // returns an errno value, not -1
-		return fmt.Errorf("qos: pthread_set_qos_class_self_np(%#x): %w", class, syscall.Errno(r))
+	// It returns an errno value, not -1, as a C int: the upper 32 bits of r
+	// are undefined (the runtime's own check is int32(r) == -1, syscall.errno
+	// in syscall/syscall_darwin.go).
+	if e := int32(r); e != 0 {
+		return fmt.Errorf("qos: pthread_set_qos_class_self_np(%#x): %w", class, syscall.Errno(e))
 	}
 	return nil
 }

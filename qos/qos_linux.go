@@ -106,7 +106,7 @@ func (o Options) enterServing() error {
 		}
 		changed := false
 		for _, tid := range tids {
-			c, l, err := ioPrio(tid)
+			c, l, err := effectiveIOPrio(tid)
 			if errors.Is(err, unix.ESRCH) || err == nil && ioRank(c, l) >= ioRank(s.ioClass, s.ioLevel) {
 				continue
 			}
