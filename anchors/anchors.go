@@ -11,6 +11,30 @@
 // The file is read lazily: by the first [Store.Get] or [Store.Load], or in
 // the background after the first Set or Forget, behind any saves already
 // queued on that path. Places set before the read win over the file's.
+//
+// # Several windows
+//
+// With [Options.Watch], a Store follows the file as other processes (a
+// second window of the app) save it, through statefile's File.Watch, which
+// never reports this Store's own saves. The watch starts once the file has
+// been read. What the others saved is merged chat by chat, and the place
+// with the later UpdatedAt wins (the file's on a tie), so a place set here,
+// saved or not, is never replaced by an older one; [Options.OnChange] is
+// then told which chats' places changed. Once places come from other
+// windows, recency is by UpdatedAt: after a merge the places are ordered by
+// it, and the oldest beyond [Options.Max] are evicted, as every window
+// does, so windows with the same Max keep the same places.
+//
+// Each save writes every place, so a window that saves before it has merged
+// another's newest save leaves that save's new places out, without meaning
+// to forget them. A place missing from the file is therefore kept, and
+// written back. Forgets travel instead as tombstones: a watching Store
+// writes when each chat was forgotten ("forgotten" in the JSON) for an
+// hour, and drops any place of that chat set before it. While such a
+// tombstone is kept the file stays, even with no place left. A file that
+// someone else removed forgets nothing: the Store writes its places back.
+// A corrupt one is moved aside by statefile, and the Store writes its
+// places back in its place.
 package anchors
 
 import (
@@ -48,18 +72,23 @@ type record struct {
 type fileData struct {
 	Version int      `json:"version"`
 	Anchors []record `json:"anchors"`
+	// Forgotten holds the tombstones: when each chat was forgotten, for the
+	// chats forgotten within tombstoneTTL. Only a watching Store writes it.
+	Forgotten map[string]time.Time `json:"forgotten,omitempty"`
 }
 
 const fileVersion = 1
 
 // file is what the Store needs of a *statefile.File[fileData]; tests
-// replace it to control when the read returns and see what is saved.
+// replace it to control when the read returns, see what is saved and
+// deliver changes.
 type file interface {
 	Save(fileData) error
 	Remove() error
 	Load() (fileData, error)
 	Flush(ctx context.Context) error
 	Path() string
+	Watch(fn func(fileData, error)) (stop func(), err error)
 }
 
 // Store holds the scroll places of up to Max chats. Its methods are safe for
@@ -70,8 +99,16 @@ type Store struct {
 	sched *settle.Scheduler
 	max   int
 
+	onChange func(chats []string) // Options.OnChange; nil: none
+
 	loadDone chan struct{} // closed once the file was read and merged
 	saveMu   sync.Mutex    // held by save from copy to queue, so saves queue in state order
+
+	// watchMu orders the watch's start, by read, with its end, by Close,
+	// so that a watch never starts after Close. Order: watchMu, then mu.
+	watchMu   sync.Mutex
+	closed    bool   // Close has run; guarded by watchMu
+	stopWatch func() // ends the running watch, if any; guarded by watchMu
 
 	mu      sync.Mutex               // protects the fields below
 	lru     list.List                // of *record, least recently set first
@@ -82,11 +119,16 @@ type Store struct {
 	waiting bool                     // a save found the file unread; set until the read has queued it
 	readErr error                    // what the read met; saves are off unless it is nil or ErrCorrupt
 	lost    error                    // why the last save could not be queued (statefile.ErrClosed)
+	// gone holds the tombstones (see the package documentation) when the
+	// Store watches, and is nil when it does not.
+	gone     map[string]time.Time
+	watchErr error // why the watch could not start
 }
 
 // Open returns the Store for the anchors file at path in st. It does not
-// touch the disk; the file is read later (see the package documentation).
-// The only errors are statefile.Open's, such as statefile.ErrClosed.
+// touch the disk; the file is read later (see the package documentation),
+// and with [Options.Watch] the watch starts after that read. The only errors
+// are statefile.Open's, such as statefile.ErrClosed.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	f, err := statefile.Open[fileData](st, path)
 	if err != nil {
@@ -102,6 +144,10 @@ func open(f file, opts Options) *Store {
 		loadDone: make(chan struct{}),
 		byChat:   map[string]*list.Element{},
 		forgot:   map[string]bool{},
+		onChange: opts.OnChange,
+	}
+	if opts.watch() {
+		s.gone = map[string]time.Time{}
 	}
 	s.sched = settle.New(opts.settle(), s.save)
 	return s
@@ -130,12 +176,15 @@ func (s *Store) Set(chat string, a Anchor) {
 	if s.forgot != nil {
 		delete(s.forgot, chat)
 	}
+	delete(s.gone, chat)
 	s.startLocked()
 	s.mu.Unlock()
 	s.sched.Mark()
 }
 
-// Forget drops chat's place (a chat that was deleted).
+// Forget drops chat's place (a chat that was deleted). A watching Store
+// also records a tombstone, so that other windows drop the chat's place too,
+// even when this one had none.
 func (s *Store) Forget(chat string) {
 	s.mu.Lock()
 	e, ok := s.byChat[chat]
@@ -145,6 +194,10 @@ func (s *Store) Forget(chat string) {
 	}
 	if s.forgot != nil { // the file may still hold it
 		s.forgot[chat] = true
+		ok = true
+	}
+	if s.gone != nil { // other windows may hold it
+		s.gone[chat] = time.Now().UTC()
 		ok = true
 	}
 	s.startLocked()

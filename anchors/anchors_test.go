@@ -20,22 +20,29 @@ func TestMain(m *testing.M) {
 }
 
 // fakeFile records the saves the Store queues and lets a test hold its read.
+// Its Watch keeps fn, which a test calls to deliver a change (see
+// watch_test.go).
 type fakeFile struct {
-	start   time.Time
-	load    fileData
-	loadErr error
-	gate    chan struct{} // if set, Load waits until it is closed
+	start    time.Time
+	load     fileData
+	loadErr  error
+	gate     chan struct{} // if set, Load waits until it is closed
+	watchErr error         // returned by Watch
 
 	mu      sync.Mutex // protects the fields below
 	loads   int
 	saveErr error
 	ops     []fileOp
+	watchFn func(fileData, error)
+	watches int // Watch calls
+	stops   int // stop calls
 }
 
 type fileOp struct {
 	at     time.Duration
 	remove bool
 	recs   []record
+	gone   map[string]time.Time
 }
 
 func (f *fakeFile) Path() string { return "/state/anchors.json" }
@@ -53,7 +60,7 @@ func (f *fakeFile) Load() (fileData, error) {
 func (f *fakeFile) Save(v fileData) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ops = append(f.ops, fileOp{at: time.Since(f.start), recs: v.Anchors})
+	f.ops = append(f.ops, fileOp{at: time.Since(f.start), recs: v.Anchors, gone: v.Forgotten})
 	return f.saveErr
 }
 

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
+	"time"
 
 	"github.com/offmain/offmain/statefile"
 )
@@ -21,7 +23,8 @@ func (s *Store) startLocked() {
 }
 
 // read loads the file, merges it under the places set since Open, and, if a
-// save found the file unread meanwhile, queues that save.
+// save found the file unread meanwhile, queues that save. A watching Store
+// then starts its watch, unless saves are off.
 func (s *Store) read() {
 	data, err := s.file.Load()
 	s.mu.Lock()
@@ -37,9 +40,13 @@ func (s *Store) read() {
 	}
 	s.readErr = err
 	trimmed := s.mergeLocked(data.Anchors)
+	if s.gone != nil && s.forgetLocked(data.Forgotten, time.Now()) {
+		trimmed = true
+	}
 	s.loaded = true
 	s.forgot = nil
 	resave := s.waiting || trimmed
+	watch := s.gone != nil && (err == nil || errors.Is(err, statefile.ErrCorrupt))
 	s.mu.Unlock()
 	if resave {
 		// waiting stays set until this save is queued: a Flush that finds it
@@ -50,6 +57,9 @@ func (s *Store) read() {
 	s.mu.Lock()
 	s.waiting = false
 	s.mu.Unlock()
+	if watch {
+		s.startWatch()
+	}
 	close(s.loadDone)
 }
 
@@ -78,8 +88,10 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 // did not exist; an error matching statefile.ErrCorrupt when it did not parse
 // (statefile kept it aside; the store started empty and saves normally); any
 // other read error, after which the Store keeps working in memory but never
-// saves, so that a file it could not read is not overwritten. Every call
-// returns the same error, or ctx's if it ended first.
+// saves, so that a file it could not read is not overwritten. With
+// [Options.Watch], it also returns an error saying so if the watch could not
+// start (the Store then works without it). Every call returns the same
+// error, or ctx's if it ended first.
 //
 // Load is optional: Get loads on first use. Call it early, off the GUI
 // goroutine, to have the places ready and to log the error.
@@ -94,14 +106,18 @@ func (s *Store) Load(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	if s.watchErr != nil {
+		return errors.Join(s.readErr, s.watchErr)
+	}
 	return s.readErr
 }
 
 // save is the scheduler's callback (Close's last one included), and also
 // runs from read; saveMu keeps the two from overlapping. It hands statefile
-// a copy of the places, least recently set first, or removes the file when
-// there are none. Before the file has been read it only notes that read
-// must save, since a save then would drop the file's places.
+// a copy of the places, least recently set first (and the tombstones), or
+// removes the file when there are none. Before the file has been read it
+// only notes that read must save, since a save then would drop the file's
+// places.
 func (s *Store) save() {
 	s.saveMu.Lock()
 	defer s.saveMu.Unlock()
@@ -119,12 +135,17 @@ func (s *Store) save() {
 	for e := s.lru.Front(); e != nil; e = e.Next() {
 		recs = append(recs, *e.Value.(*record))
 	}
+	s.pruneLocked(time.Now())
+	var gone map[string]time.Time
+	if len(s.gone) > 0 {
+		gone = maps.Clone(s.gone)
+	}
 	s.mu.Unlock()
 	var err error
-	if len(recs) == 0 {
+	if len(recs) == 0 && gone == nil {
 		err = s.file.Remove()
 	} else {
-		err = s.file.Save(fileData{Version: fileVersion, Anchors: recs})
+		err = s.file.Save(fileData{Version: fileVersion, Anchors: recs, Forgotten: gone})
 	}
 	s.mu.Lock()
 	s.lost = err
@@ -162,13 +183,16 @@ func (s *Store) Flush(ctx context.Context) error {
 	return err
 }
 
-// Close stops the settle timer, queues any unsaved Set or Forget, and waits
-// like [Store.Flush]. If the file is still being read when ctx ends, the
-// save is queued when the read finishes. After Close, Get still answers and
-// Set and Forget change memory only. Close does not close the
-// statefile.Store. A second Close only waits for the file again. A Flush
-// called while Close queues the last Set returns only after it is queued.
+// Close stops the watch, if any (waiting for a call of [Options.OnChange]
+// in progress, so OnChange must not call Close), stops the settle timer,
+// queues any unsaved Set or Forget, and waits like [Store.Flush]. If the
+// file is still being read when ctx ends, the save is queued when the read
+// finishes, and no watch starts. After Close, Get still answers and Set and
+// Forget change memory only. Close does not close the statefile.Store. A
+// second Close only waits for the file again. A Flush called while Close
+// queues the last Set returns only after it is queued.
 func (s *Store) Close(ctx context.Context) error {
+	s.endWatch()
 	s.sched.Close()
 	return s.Flush(ctx)
 }

@@ -24,7 +24,27 @@ type Options struct {
 	// MaxWait: a save is queued no later than this after the first Set not
 	// yet saved, so a long scroll still saves. Zero or negative: 2s.
 	MaxWait time.Duration
+
+	// Watch makes the Store follow the file as other processes (a second
+	// window of the app) save it, merging their places into this Store by
+	// newest UpdatedAt per chat, and writing this Store's Forgets as
+	// tombstones so that they reach the others: see "Several windows" in
+	// the package documentation. False: the file is read once.
+	Watch bool
+
+	// OnChange, if set, is called after a change saved by another process
+	// has changed this Store's places, with the chats whose place was
+	// added, replaced or dropped (forgotten or evicted), sorted. It is
+	// never called for this Store's own saves, nor for a change that leaves
+	// every place as it was. It runs on a goroutine of statefile, one call
+	// at a time, so hand the work to the GUI's thread. It may call the
+	// Store's methods except Close, which waits for it to return. A non-nil
+	// OnChange implies Watch. Nil: no calls.
+	OnChange func(chats []string)
 }
+
+// watch reports whether the Store watches its file.
+func (o Options) watch() bool { return o.Watch || o.OnChange != nil }
 
 func (o Options) max() int {
 	if o.Max <= 0 {

@@ -1,16 +1,3 @@
-// Package drafts keeps a composer's unsent drafts, one per tab, in one JSON
-// state file, without ever making the caller wait on the disk.
-//
-// [Store.Set] is meant to be called on every edit, from the GUI's main
-// goroutine: it changes memory and marks the store dirty. A save is queued
-// through [statefile] once the edits pause for [Options.Settle], and no later
-// than [Options.MaxWait] after the first unsaved edit, so a person typing
-// without pause still has their text on disk every few seconds. Encoding and
-// every disk operation happen on statefile's writer.
-//
-// At quit, call [Store.Close] (or [Store.Flush], or add the Store to a
-// flush.Hook): it queues the last edit at once and waits for it under a
-// deadline.
 package drafts
 
 import (
@@ -41,35 +28,45 @@ type Draft struct {
 // empty reports whether d holds nothing worth keeping.
 func (d Draft) empty() bool { return d.Text == "" && len(d.Attachments) == 0 }
 
-// fileData is the JSON file: {"version":1,"drafts":{"<tab>":{...}}}.
+// fileData is the JSON file: {"version":1,"drafts":{"<tab>":{...}}}, and
+// from a watching Store also "deleted":{"<tab>":"<time>"}.
 type fileData struct {
 	Version int              `json:"version"`
 	Drafts  map[string]Draft `json:"drafts"`
+	// Deleted holds the tombstones: when each tab's draft was deleted, for
+	// the tabs deleted within tombstoneTTL. Only a watching Store writes it.
+	Deleted map[string]time.Time `json:"deleted,omitempty"`
 }
 
 const fileVersion = 1
 
 // file is what the Store needs of a *statefile.File[fileData]; tests
-// replace it to see when saves are queued.
+// replace it to see when saves are queued and to deliver changes.
 type file interface {
 	Save(fileData) error
 	Remove() error
 	LoadContext(ctx context.Context) (fileData, error)
 	Flush(ctx context.Context) error
+	Watch(fn func(fileData, error)) (stop func(), err error)
 }
 
 // Store holds the drafts of all tabs. Its methods are safe for concurrent
 // use from any goroutine; Set, Put, Delete, Get and Tabs never touch the disk.
 type Store struct {
-	file  file
-	sched *settle.Scheduler
+	file      file
+	sched     *settle.Scheduler
+	onChange  func(tabs []string) // Options.OnChange; nil: none
+	stopWatch func()              // ends the watch; nil when not watching. Set by open only.
 
-	mu sync.Mutex // protects drafts and lost
+	mu sync.Mutex // protects drafts, gone and lost
 	// drafts is the current state. Its Attachments slices are never changed
 	// in place (Put stores a copy), so a shallow maps.Clone shares nothing
 	// the writer could see change.
 	drafts map[string]Draft
-	lost   error // why the last save could not be queued (statefile.ErrClosed)
+	// gone holds the tombstones (see the package documentation) when the
+	// Store watches, and is nil when it does not.
+	gone map[string]time.Time
+	lost error // why the last save could not be queued (statefile.ErrClosed)
 }
 
 // Open opens the drafts file at path in st and reads it once, after any
@@ -82,6 +79,11 @@ type Store struct {
 // holds (errors.As finds the *statefile.CorruptError that says where the
 // bytes went). Any other read failure returns a nil Store and the error, so
 // that a file that could not be read is never overwritten.
+//
+// With [Options.Watch], Open starts watching the file once it has read it.
+// If the watch cannot start (the inotify limits, say), Open still returns
+// the usable Store, which then does not watch, with an error saying so. In
+// short: a non-nil Store with a non-nil error works; log the error.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	return OpenContext(context.Background(), st, path, opts)
 }
@@ -99,7 +101,10 @@ func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Opt
 }
 
 func open(ctx context.Context, f file, opts Options) (*Store, error) {
-	s := &Store{file: f, drafts: map[string]Draft{}}
+	s := &Store{file: f, drafts: map[string]Draft{}, onChange: opts.OnChange}
+	if opts.watch() {
+		s.gone = map[string]time.Time{}
+	}
 	s.sched = settle.New(opts.settle(), s.save)
 	data, err := f.LoadContext(ctx)
 	var warn error
@@ -111,7 +116,8 @@ func open(ctx context.Context, f file, opts Options) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("drafts: %w", err)
 	}
-	cutoff, expire := opts.cutoff(time.Now())
+	now := time.Now()
+	cutoff, expire := opts.cutoff(now)
 	dropped := false
 	for tab, d := range data.Drafts {
 		if d.empty() || (expire && d.UpdatedAt.Before(cutoff)) {
@@ -120,8 +126,16 @@ func open(ctx context.Context, f file, opts Options) (*Store, error) {
 		}
 		s.drafts[tab] = d
 	}
+	if s.gone != nil && s.loadTombstones(data.Deleted, now) {
+		dropped = true
+	}
 	if dropped {
 		s.sched.Mark() // rewrite the file without them
+	}
+	if s.gone != nil {
+		if err := s.startWatch(); err != nil {
+			warn = errors.Join(warn, err)
+		}
 	}
 	return s, warn
 }
@@ -155,28 +169,43 @@ func (s *Store) Put(tab string, d Draft) {
 }
 
 func (s *Store) putLocked(tab string, d Draft) {
-	if d.empty() {
-		delete(s.drafts, tab)
-		return
-	}
 	if d.UpdatedAt.IsZero() {
 		// UTC drops the monotonic reading, so what Get returns equals
 		// what a fresh Store reads back from the JSON.
 		d.UpdatedAt = time.Now().UTC()
 	}
+	if d.empty() {
+		s.deleteLocked(tab, d.UpdatedAt)
+		return
+	}
 	s.drafts[tab] = d
+	delete(s.gone, tab)
 }
 
 // Delete removes tab's draft, if any. When the last draft goes, the next
-// save removes the file.
+// save removes the file (for a watching Store, see the package
+// documentation).
 func (s *Store) Delete(tab string) {
 	s.mu.Lock()
-	_, ok := s.drafts[tab]
-	delete(s.drafts, tab)
+	ok := s.deleteLocked(tab, time.Now().UTC())
 	s.mu.Unlock()
 	if ok {
 		s.sched.Mark()
 	}
+}
+
+// deleteLocked removes tab's draft, if any, and when the Store watches
+// records the delete's time as the tab's tombstone. It reports whether
+// there was a draft.
+func (s *Store) deleteLocked(tab string, at time.Time) bool {
+	if _, ok := s.drafts[tab]; !ok {
+		return false
+	}
+	delete(s.drafts, tab)
+	if s.gone != nil {
+		s.gone[tab] = at
+	}
+	return true
 }
 
 // Get returns a copy of tab's draft and whether there is one.
@@ -195,22 +224,26 @@ func (s *Store) Tabs() []string {
 	return slices.Sorted(maps.Keys(s.drafts))
 }
 
-// save is the scheduler's callback: it hands statefile a copy of the drafts,
-// or removes the file when there are none. Calls never overlap (settle runs
-// one at a time, Close's last one included), so saves are queued in the
-// order of the states they copy.
+// save is the scheduler's callback: it hands statefile a copy of the drafts
+// (and tombstones), or removes the file when there are none. Calls never
+// overlap (settle runs one at a time, Close's last one included), so saves
+// are queued in the order of the states they copy.
 func (s *Store) save() {
 	s.mu.Lock()
-	var snap map[string]Draft
-	if len(s.drafts) > 0 {
-		snap = maps.Clone(s.drafts)
+	s.pruneLocked(time.Now())
+	var snap fileData
+	if len(s.drafts) > 0 || len(s.gone) > 0 {
+		snap = fileData{Version: fileVersion, Drafts: maps.Clone(s.drafts)}
+		if len(s.gone) > 0 {
+			snap.Deleted = maps.Clone(s.gone)
+		}
 	}
 	s.mu.Unlock()
 	var err error
-	if snap == nil {
+	if snap.Drafts == nil {
 		err = s.file.Remove()
 	} else {
-		err = s.file.Save(fileData{Version: fileVersion, Drafts: snap})
+		err = s.file.Save(snap)
 	}
 	s.mu.Lock()
 	s.lost = err
@@ -234,13 +267,18 @@ func (s *Store) Flush(ctx context.Context) error {
 	return err
 }
 
-// Close stops the settle timer, queues any unsaved edit, and waits for the
-// file like [Store.Flush]. After Close the Store still answers Get and Tabs,
-// and Set, Put and Delete still change memory, but nothing more is saved.
-// Close does not close the statefile.Store, which may hold other files.
-// A second Close only waits for the file again. A Flush called while Close
-// queues the last edit returns only after it is queued.
+// Close stops the watch, if any (waiting for a call of [Options.OnChange]
+// in progress, so OnChange must not call Close), stops the settle timer,
+// queues any unsaved edit, and waits for the file like [Store.Flush]. After
+// Close the Store still answers Get and Tabs, and Set, Put and Delete still
+// change memory, but nothing more is saved or merged. Close does not close
+// the statefile.Store, which may hold other files. A second Close only
+// waits for the file again. A Flush called while Close queues the last edit
+// returns only after it is queued.
 func (s *Store) Close(ctx context.Context) error {
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
 	s.sched.Close()
 	return s.Flush(ctx)
 }

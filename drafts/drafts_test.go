@@ -21,28 +21,34 @@ func TestMain(m *testing.M) {
 }
 
 // fakeFile records when the Store queues saves, so synctest can check the
-// timing; it keeps the very map each Save was handed.
+// timing; it keeps the very map each Save was handed. Its Watch keeps fn,
+// which a test calls to deliver a change (see watch_test.go).
 type fakeFile struct {
-	start   time.Time
-	load    fileData
-	loadErr error
+	start    time.Time
+	load     fileData
+	loadErr  error
+	watchErr error // returned by Watch
 
 	mu      sync.Mutex // protects the fields below
 	saveErr error
 	ops     []fileOp
 	flushed []int // len(ops) at each Flush
+	watchFn func(fileData, error)
+	watches int // Watch calls
+	stops   int // stop calls
 }
 
 type fileOp struct {
-	at     time.Duration
-	remove bool
-	drafts map[string]Draft
+	at      time.Duration
+	remove  bool
+	drafts  map[string]Draft
+	deleted map[string]time.Time
 }
 
 func (f *fakeFile) Save(v fileData) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.ops = append(f.ops, fileOp{at: time.Since(f.start), drafts: v.Drafts})
+	f.ops = append(f.ops, fileOp{at: time.Since(f.start), drafts: v.Drafts, deleted: v.Deleted})
 	return f.saveErr
 }
 

@@ -59,3 +59,63 @@ func Example() {
 	// chat-1: "Hello, wor" []
 	// chat-2: "see the log" [/tmp/build.log]
 }
+
+// Two windows of one app, each with its own statefile.Store as two
+// processes have, watch one drafts file: what one saves, the other merges
+// and is told of.
+func Example_watch() {
+	dir, err := os.MkdirTemp("", "drafts-watch-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "drafts.json")
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	type window struct {
+		st      *statefile.Store
+		d       *drafts.Store
+		changed chan []string
+	}
+	open := func() window {
+		w := window{st: statefile.NewStore(statefile.Options{}), changed: make(chan []string, 1)}
+		w.d, err = drafts.Open(w.st, path, drafts.Options{
+			// On statefile's goroutine: a GUI app posts to its UI thread here.
+			OnChange: func(tabs []string) { w.changed <- tabs },
+		})
+		if err != nil {
+			log.Fatal(err)
+		}
+		return w
+	}
+	next := func(w window) []string {
+		select {
+		case tabs := <-w.changed:
+			return tabs
+		case <-ctx.Done():
+			return nil
+		}
+	}
+	a, b := open(), open()
+
+	a.d.Set("chat-1", "typed in window A")
+	_ = a.d.Flush(ctx) // or let the edits settle
+	tabs := next(b)
+	d, _ := b.d.Get("chat-1")
+	fmt.Printf("B: %v changed: %q\n", tabs, d.Text)
+
+	b.d.Set("chat-2", "typed in window B")
+	_ = b.d.Flush(ctx)
+	tabs = next(a)
+	d, _ = a.d.Get("chat-2")
+	fmt.Printf("A: %v changed: %q\n", tabs, d.Text)
+
+	for _, w := range []window{a, b} {
+		_ = w.d.Close(ctx) // stops the watch first
+		_ = w.st.Close(ctx)
+	}
+	// Output:
+	// B: [chat-1] changed: "typed in window A"
+	// A: [chat-2] changed: "typed in window B"
+}

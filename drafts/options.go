@@ -23,7 +23,27 @@ type Options struct {
 	// MaxAge: drafts whose UpdatedAt is older than this are dropped when
 	// the store opens. Zero: 30 days. Negative: drafts never expire.
 	MaxAge time.Duration
+
+	// Watch makes the Store follow the file as other processes (a second
+	// window of the app) save it, merging their drafts into this Store by
+	// newest UpdatedAt per tab, and writing this Store's deletes as
+	// tombstones so that they reach the others: see "Several windows" in
+	// the package documentation. False: the file is read once, by Open.
+	Watch bool
+
+	// OnChange, if set, is called after a change saved by another process
+	// has changed this Store's drafts, with the tabs whose draft was added,
+	// replaced or deleted, sorted. It is never called for this Store's own
+	// saves, nor for a change that leaves every draft as it was. It runs on
+	// a goroutine of statefile, one call at a time, so hand the work to the
+	// GUI's thread. It may call the Store's methods except Close, which
+	// waits for it to return. A non-nil OnChange implies Watch. Nil: no
+	// calls.
+	OnChange func(tabs []string)
 }
+
+// watch reports whether the Store watches its file.
+func (o Options) watch() bool { return o.Watch || o.OnChange != nil }
 
 func (o Options) settle() settle.Options {
 	return settle.Options{Settle: o.Settle, MaxWait: o.MaxWait}

@@ -3,6 +3,8 @@ package statefile
 import (
 	"slices"
 	"time"
+
+	"github.com/offmain/offmain/internal/settle"
 )
 
 // Settle windows of a watch. An editor's save is a burst of events (create
@@ -17,42 +19,36 @@ const (
 	settleMax   = time.Second
 )
 
-// settler turns a stream of events per path into one check per burst. It
-// does no I/O and reads no clock: the watch loop passes the time in, so its
-// rules are tested without timers. It is owned by one goroutine.
+// settler turns a stream of events per path into one check per burst. The
+// rule (quiet after the last event, but no later than max after the first)
+// is settle.Burst's, the one drafts and anchors save by; the settler only
+// keeps a burst per path. It does no I/O and reads no clock: the watch loop
+// passes the time in, so its rules are tested without timers. It is owned
+// by one goroutine.
 type settler struct {
-	quiet, max time.Duration
-	bursts     map[string]burst // paths with events not yet checked
+	rule   settle.Options
+	bursts map[string]settle.Burst // paths with events not yet checked
 }
 
-// burst is the span of a path's events since its last check.
-type burst struct{ first, last time.Time }
-
 func newSettler(quiet, max time.Duration) *settler {
-	return &settler{quiet: quiet, max: max, bursts: make(map[string]burst)}
+	return &settler{
+		rule:   settle.Options{Settle: quiet, MaxWait: max},
+		bursts: make(map[string]settle.Burst),
+	}
 }
 
 // poke records an event for path at now.
 func (st *settler) poke(path string, now time.Time) {
-	b, ok := st.bursts[path]
-	if !ok {
-		b.first = now
-	}
-	b.last = now
+	b := st.bursts[path]
+	b.Add(now)
 	st.bursts[path] = b
-}
-
-// dueAt is when b is checked: quiet after its last event, but no later
-// than max after its first.
-func (st *settler) dueAt(b burst) time.Time {
-	return minTime(b.last.Add(st.quiet), b.first.Add(st.max))
 }
 
 // due removes and returns, sorted, the paths whose burst is due at now.
 func (st *settler) due(now time.Time) []string {
 	var paths []string
 	for p, b := range st.bursts {
-		if !st.dueAt(b).After(now) {
+		if !b.Due(st.rule).After(now) {
 			paths = append(paths, p)
 			delete(st.bursts, p)
 		}
@@ -65,16 +61,9 @@ func (st *settler) due(now time.Time) []string {
 func (st *settler) next() (time.Time, bool) {
 	var at time.Time
 	for _, b := range st.bursts {
-		if d := st.dueAt(b); at.IsZero() || d.Before(at) {
+		if d := b.Due(st.rule); at.IsZero() || d.Before(at) {
 			at = d
 		}
 	}
 	return at, !at.IsZero()
-}
-
-func minTime(a, b time.Time) time.Time {
-	if b.Before(a) {
-		return b
-	}
-	return a
 }

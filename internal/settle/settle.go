@@ -3,6 +3,10 @@
 // after the first edit that has not been saved yet. It is the one scheduler
 // that the drafts and anchors packages share.
 //
+// The rule itself is [Burst.Due], a pure function of the burst's first and
+// latest edit: statefile's watch loop applies it to bursts of file events,
+// one per watched path, on its own clock and goroutine.
+//
 // A [Scheduler] keeps no goroutine while idle: it owns one [time.AfterFunc]
 // timer, which is re-armed at most once per pause rather than on every edit,
 // so [Scheduler.Mark] costs a mutex, a clock read and no allocation. The
@@ -38,15 +42,58 @@ type Options struct {
 	MaxWait time.Duration
 }
 
+// withDefaults returns o with its zero or negative fields set to the
+// defaults.
+func (o Options) withDefaults() Options {
+	if o.Settle <= 0 {
+		o.Settle = DefaultSettle
+	}
+	if o.MaxWait <= 0 {
+		o.MaxWait = DefaultMaxWait
+	}
+	return o
+}
+
+// Burst is a run of edits that no callback has covered yet: when its first
+// and its latest edit happened. The zero Burst holds no edit. A Burst reads
+// no clock and does no I/O, so the rule it carries can be applied to any
+// stream of times, and tested without timers. It is not safe for concurrent
+// use; its owner guards it.
+type Burst struct {
+	first, last time.Time
+}
+
+// Add records an edit at the time at, which must not be the zero time.
+func (b *Burst) Add(at time.Time) {
+	if b.first.IsZero() {
+		b.first = at
+	}
+	b.last = at
+}
+
+// Empty reports whether b holds no edit.
+func (b Burst) Empty() bool { return b.first.IsZero() }
+
+// Due returns when b's edits must be acted on under o: o.Settle after the
+// latest edit, but no later than o.MaxWait after the first (zero or
+// negative fields mean the defaults, as for [New]). b must not be empty.
+func (b Burst) Due(o Options) time.Time {
+	o = o.withDefaults()
+	settled := b.last.Add(o.Settle)
+	if capped := b.first.Add(o.MaxWait); capped.Before(settled) {
+		return capped
+	}
+	return settled
+}
+
 // Scheduler fires a callback after edits settle. Its methods are safe for
 // concurrent use from any goroutine, except that the callback itself must not
 // call [Scheduler.Flush], [Scheduler.Close] or [Scheduler.Stop] (they wait
 // for it).
 type Scheduler struct {
-	fn      func()
-	settle  time.Duration
-	maxWait time.Duration
-	first   time.Duration // delay for the first edit of a burst: min(settle, maxWait)
+	fn    func()
+	opts  Options       // with the defaults filled in
+	first time.Duration // delay for the first edit of a burst: min(Settle, MaxWait)
 
 	// fireMu is held for the whole of every callback and while Flush, Close
 	// and Stop decide, so a Flush that returns has seen any concurrent fire
@@ -57,9 +104,7 @@ type Scheduler struct {
 	mu      sync.Mutex  // protects the fields below
 	t       *time.Timer // created by the first Mark; its callback is tick
 	armed   bool        // t is pending or tick is about to look at the state
-	dirty   bool        // an edit was marked and the callback has not run since
-	since   time.Time   // time of the first edit since the callback last ran
-	last    time.Time   // time of the latest edit
+	burst   Burst       // the edits marked since the callback last ran; empty: none pending
 	stopped bool        // Stop was called; Mark and Flush do nothing
 }
 
@@ -70,15 +115,8 @@ func New(opts Options, fn func()) *Scheduler {
 	if fn == nil {
 		panic("settle: nil callback")
 	}
-	s := &Scheduler{fn: fn, settle: opts.Settle, maxWait: opts.MaxWait}
-	if s.settle <= 0 {
-		s.settle = DefaultSettle
-	}
-	if s.maxWait <= 0 {
-		s.maxWait = DefaultMaxWait
-	}
-	s.first = min(s.settle, s.maxWait)
-	return s
+	opts = opts.withDefaults()
+	return &Scheduler{fn: fn, opts: opts, first: min(opts.Settle, opts.MaxWait)}
 }
 
 // Mark records an edit. The callback fires Settle after the last of a burst
@@ -91,19 +129,14 @@ func (s *Scheduler) Mark() {
 	if s.stopped {
 		return
 	}
-	now := time.Now()
-	if !s.dirty {
-		s.dirty = true
-		s.since = now
-	}
-	s.last = now
+	s.burst.Add(time.Now())
 	if s.armed {
-		// tick will find the later s.last and re-arm for the remainder:
+		// tick will find the burst's later edit and re-arm for the remainder:
 		// one timer operation per pause, not one per keystroke.
 		return
 	}
 	// Not armed means no edit was pending before this one (tick and Flush
-	// disarm only when they clear dirty), so this edit starts a burst.
+	// disarm only when they empty the burst), so this edit starts it.
 	s.armed = true
 	if s.t == nil {
 		s.t = time.AfterFunc(s.first, s.tick)
@@ -112,34 +145,24 @@ func (s *Scheduler) Mark() {
 	s.t.Reset(s.first)
 }
 
-// due is when the pending edits must fire. Caller holds mu and dirty is set.
-func (s *Scheduler) due() time.Time {
-	settled := s.last.Add(s.settle)
-	capped := s.since.Add(s.maxWait)
-	if capped.Before(settled) {
-		return capped
-	}
-	return settled
-}
-
 // tick is the timer's callback: fire if the edits are due, else re-arm for
 // the time left.
 func (s *Scheduler) tick() {
 	s.fireMu.Lock()
 	defer s.fireMu.Unlock()
 	s.mu.Lock()
-	if s.stopped || !s.dirty {
+	if s.stopped || s.burst.Empty() {
 		s.armed = false
 		s.mu.Unlock()
 		return
 	}
-	if left := time.Until(s.due()); left > 0 {
+	if left := time.Until(s.burst.Due(s.opts)); left > 0 {
 		s.t.Reset(left)
 		s.mu.Unlock()
 		return
 	}
 	s.armed = false
-	s.dirty = false
+	s.burst = Burst{}
 	s.mu.Unlock()
 	s.fn()
 }
@@ -153,11 +176,11 @@ func (s *Scheduler) Flush() bool {
 	s.fireMu.Lock()
 	defer s.fireMu.Unlock()
 	s.mu.Lock()
-	if s.stopped || !s.dirty {
+	if s.stopped || s.burst.Empty() {
 		s.mu.Unlock()
 		return false
 	}
-	s.dirty = false
+	s.burst = Burst{}
 	if s.t.Stop() {
 		s.armed = false
 	}
@@ -198,9 +221,9 @@ func (s *Scheduler) Stop() (pending bool) {
 func (s *Scheduler) stopLocked() (pending bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	pending = s.dirty && !s.stopped
+	pending = !s.burst.Empty() && !s.stopped
 	s.stopped = true
-	s.dirty = false
+	s.burst = Burst{}
 	s.armed = false
 	if s.t != nil {
 		s.t.Stop()
@@ -213,5 +236,5 @@ func (s *Scheduler) stopLocked() (pending bool) {
 func (s *Scheduler) Pending() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.dirty
+	return !s.burst.Empty()
 }

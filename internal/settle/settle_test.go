@@ -287,3 +287,31 @@ func TestConcurrent(t *testing.T) {
 		assert.Greater(t, calls.Load(), int64(1))
 	})
 }
+
+// TestBurstDue checks the rule by itself, without a clock: due Settle after
+// the latest edit, but no later than MaxWait after the first.
+func TestBurstDue(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, tt := range []struct {
+		name  string
+		opts  Options
+		edits []int // ms after t0
+		want  int   // ms after t0
+	}{
+		{"one edit: settle after it", Options{}, []int{0}, 300},
+		{"settle after the latest edit", Options{}, []int{0, 100, 250}, 550},
+		{"capped by max wait after the first", Options{}, every(100, 2500), 2000},
+		{"max wait below settle", Options{Settle: time.Second, MaxWait: 100 * time.Millisecond}, []int{0}, 100},
+		{"custom", Options{Settle: 100 * time.Millisecond, MaxWait: time.Second}, []int{0, 50}, 150},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var b Burst
+			assert.True(t, b.Empty(), "zero Burst: got not empty")
+			for _, at := range tt.edits {
+				b.Add(t0.Add(time.Duration(at) * time.Millisecond))
+			}
+			assert.False(t, b.Empty(), "after Add: got empty")
+			assert.Equal(t, t0.Add(time.Duration(tt.want)*time.Millisecond), b.Due(tt.opts), "due: got, want")
+		})
+	}
+}

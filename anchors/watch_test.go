@@ -1,0 +1,371 @@
+package anchors
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"maps"
+	"slices"
+	"sync"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/statefile"
+)
+
+// The merge rules of a watching Store, on the fake file of anchors_test.go:
+// a test delivers "another window's save" by calling the watch's fn, as
+// statefile's watch goroutine would, and checks memory, OnChange and the
+// save the merge queues (or not), on the bubble's clock.
+
+func (f *fakeFile) Watch(fn func(fileData, error)) (func(), error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.watches++
+	if f.watchErr != nil {
+		return nil, f.watchErr
+	}
+	f.watchFn = fn
+	return func() {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		f.stops++
+		f.watchFn = nil
+	}, nil
+}
+
+// deliver calls the watch's fn with what another window saved.
+func (f *fakeFile) deliver(t *testing.T, data fileData, err error) {
+	t.Helper()
+	f.mu.Lock()
+	fn := f.watchFn
+	f.mu.Unlock()
+	require.NotNil(t, fn, "no watch running")
+	fn(data, err)
+}
+
+func (f *fakeFile) watchCounts() (watches, stops int) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.watches, f.stops
+}
+
+// changes records the calls of OnChange.
+type changes struct {
+	mu    sync.Mutex // protects calls
+	calls [][]string
+}
+
+func (c *changes) fn(chats []string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.calls = append(c.calls, chats)
+}
+
+func (c *changes) take() [][]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	calls := c.calls
+	c.calls = nil
+	return calls
+}
+
+// openWatching opens a watching Store over a fake file holding load, and
+// reads it, which starts the watch.
+func openWatching(t *testing.T, load fileData, opts Options) (*Store, *fakeFile, *changes) {
+	t.Helper()
+	c := &changes{}
+	opts.Watch, opts.OnChange = true, c.fn
+	f := newFake(load)
+	s := openFake(t, f, opts)
+	require.NoError(t, s.Load(t.Context()))
+	return s, f, c
+}
+
+func pl(item string, at time.Time) Anchor { return Anchor{Item: item, UpdatedAt: at} }
+
+// recs lists places in file order: chat, place, chat, place...
+func recs(cs ...any) []record {
+	var r []record
+	for i := 0; i < len(cs); i += 2 {
+		r = append(r, record{Chat: cs[i].(string), Anchor: cs[i+1].(Anchor)})
+	}
+	return r
+}
+
+// items returns each chat's Item, in the Store's order, least recent first.
+func items(s *Store) []string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var out []string
+	for e := s.lru.Front(); e != nil; e = e.Next() {
+		r := e.Value.(*record)
+		out = append(out, r.Chat+"="+r.Item)
+	}
+	return out
+}
+
+func (o fileOp) items() []string {
+	var out []string
+	for _, r := range o.recs {
+		out = append(out, r.Chat+"="+r.Item)
+	}
+	return out
+}
+
+// TestMergeRules: per chat the later UpdatedAt wins (the file's on a tie);
+// what the file lacks is kept and written back; Forgets travel as
+// tombstones; after a merge the places are in UpdatedAt order and the
+// oldest beyond Max go. now is the bubble's clock when the change arrives;
+// Forget stamps its tombstone with it.
+func TestMergeRules(t *testing.T) {
+	tests := []struct {
+		name    string
+		max     int
+		local   func(s *Store, now time.Time) // saved before the change arrives
+		unsaved func(s *Store, now time.Time) // not yet saved when it arrives
+		file    func(now time.Time) fileData
+		err     error
+		want    []string   // places after the merge, least recent first
+		changed [][]string // OnChange calls
+		save    []string   // places of the save the merge queues; nil: none
+		gone    []string   // tombstones in that save
+	}{
+		{
+			name:  "another chat arrives",
+			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file: func(now time.Time) fileData {
+				return fileData{Anchors: recs("b", pl("theirs", now.Add(-time.Second)), "a", pl("mine", now))}
+			},
+			want:    []string{"b=theirs", "a=mine"},
+			changed: [][]string{{"b"}},
+		},
+		{
+			name:    "a newer place of the same chat wins",
+			local:   func(s *Store, now time.Time) { s.Set("a", pl("mine", now.Add(-time.Second))) },
+			file:    func(now time.Time) fileData { return fileData{Anchors: recs("a", pl("theirs", now))} },
+			want:    []string{"a=theirs"},
+			changed: [][]string{{"a"}},
+		},
+		{
+			name:    "an unsaved Set is never replaced by an older place",
+			unsaved: func(s *Store, now time.Time) { s.Set("a", at("scrolling")) },
+			file:    func(now time.Time) fileData { return fileData{Anchors: recs("a", pl("theirs", now.Add(-time.Second)))} },
+			want:    []string{"a=scrolling"},
+			save:    []string{"a=scrolling"},
+		},
+		{
+			name:    "on a tie the file wins",
+			local:   func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file:    func(now time.Time) fileData { return fileData{Anchors: recs("a", pl("theirs", now))} },
+			want:    []string{"a=theirs"},
+			changed: [][]string{{"a"}},
+		},
+		{
+			name:    "a chat missing from the file is kept and written back",
+			local:   func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file:    func(now time.Time) fileData { return fileData{Anchors: recs("b", pl("theirs", now.Add(time.Second)))} },
+			want:    []string{"a=mine", "b=theirs"},
+			changed: [][]string{{"b"}},
+			save:    []string{"a=mine", "b=theirs"},
+		},
+		{
+			name:  "a newer tombstone forgets the place",
+			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now.Add(-time.Second))) },
+			file: func(now time.Time) fileData {
+				return fileData{Forgotten: map[string]time.Time{"a": now}}
+			},
+			changed: [][]string{{"a"}},
+		},
+		{
+			name:  "an older tombstone loses to a later Set",
+			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file: func(now time.Time) fileData {
+				return fileData{Forgotten: map[string]time.Time{"a": now.Add(-time.Second)}}
+			},
+			want: []string{"a=mine"},
+			save: []string{"a=mine"},
+		},
+		{
+			name: "a local Forget beats an older place",
+			local: func(s *Store, now time.Time) {
+				s.Set("a", pl("deleted chat", now.Add(-time.Second)))
+				s.Forget("a")
+			},
+			file: func(now time.Time) fileData {
+				return fileData{Anchors: recs("a", pl("deleted chat", now.Add(-time.Second)))}
+			},
+			save: []string{},
+			gone: []string{"a"},
+		},
+		{
+			name: "eviction keeps the newest Max places of both windows",
+			max:  2,
+			local: func(s *Store, now time.Time) {
+				s.Set("a", pl("oldest", now.Add(-3*time.Second)))
+				s.Set("b", pl("newest", now))
+			},
+			file:    func(now time.Time) fileData { return fileData{Anchors: recs("c", pl("middle", now.Add(-time.Second)))} },
+			want:    []string{"c=middle", "b=newest"},
+			changed: [][]string{{"a", "c"}},
+			save:    []string{"c=middle", "b=newest"},
+		},
+		{
+			name: "a place only eviction drops needs no save",
+			max:  2,
+			local: func(s *Store, now time.Time) {
+				s.Set("a", pl("a", now.Add(-time.Second)))
+				s.Set("b", pl("b", now))
+			},
+			file: func(now time.Time) fileData { // from a window with a larger Max
+				return fileData{Anchors: recs("c", pl("c", now.Add(-2*time.Second)), "a", pl("a", now.Add(-time.Second)), "b", pl("b", now))}
+			},
+			want: []string{"a=a", "b=b"},
+		},
+		{
+			name:  "a removed file forgets nothing",
+			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file:  func(time.Time) fileData { return fileData{} },
+			err:   fs.ErrNotExist,
+			want:  []string{"a=mine"},
+			save:  []string{"a=mine"},
+		},
+		{
+			name:  "a corrupt file is replaced by memory",
+			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file:  func(time.Time) fileData { return fileData{} },
+			err:   &statefile.CorruptError{Path: "/state/anchors.json", Aside: "/x.corrupt", Err: errors.New("bad")},
+			want:  []string{"a=mine"},
+			save:  []string{"a=mine"},
+		},
+		{
+			name:  "an unreadable file changes nothing",
+			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
+			file:  func(time.Time) fileData { return fileData{} },
+			err:   fs.ErrPermission,
+			want:  []string{"a=mine"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				s, f, c := openWatching(t, fileData{}, Options{Max: tt.max})
+				now := time.Now().UTC()
+				if tt.local != nil {
+					tt.local(s, now)
+				}
+				require.NoError(t, s.Flush(t.Context()))
+				if tt.unsaved != nil {
+					tt.unsaved(s, now)
+				}
+				before := len(f.saved())
+				f.deliver(t, tt.file(now), tt.err)
+				assert.Equal(t, tt.want, items(s), "places after the merge: got, want")
+				assert.Equal(t, tt.changed, c.take(), "OnChange calls: got, want")
+				wait(time.Minute)
+				ops := f.saved()[before:]
+				if tt.save == nil {
+					assert.Empty(t, ops, "saves after the merge: got, want none")
+					return
+				}
+				require.Len(t, ops, 1, "saves after the merge")
+				assert.Equal(t, tt.save, append([]string{}, ops[0].items()...), "the save: got, want")
+				assert.ElementsMatch(t, tt.gone, slices.Collect(maps.Keys(ops[0].gone)), "its tombstones: got, want")
+			})
+		})
+	}
+}
+
+// TestWatchLifecycle: the watch starts with the read, not at Open, and
+// only when asked (OnChange alone asks); Close stops it, and a Close before
+// the read keeps it from starting; a read that turns saves off starts none;
+// a watch that cannot start leaves a working Store and an error from Load.
+func TestWatchLifecycle(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		f := newFake(fileData{})
+		s := openFake(t, f, Options{OnChange: func([]string) {}})
+		synctest.Wait()
+		watches, _ := f.watchCounts()
+		assert.Zero(t, watches, "watches before the read")
+		require.NoError(t, s.Load(t.Context()))
+		watches, _ = f.watchCounts()
+		assert.Equal(t, 1, watches, "OnChange implies Watch; the read starts it")
+		require.NoError(t, s.Close(t.Context()))
+		_, stops := f.watchCounts()
+		assert.Equal(t, 1, stops, "Close stops the watch")
+
+		f = newFake(fileData{})
+		s = openFake(t, f, Options{})
+		require.NoError(t, s.Load(t.Context()))
+		watches, _ = f.watchCounts()
+		assert.Zero(t, watches, "watches without Watch")
+
+		f = newFake(fileData{})
+		f.gate = make(chan struct{})
+		s = openFake(t, f, Options{Watch: true})
+		s.Set("a", at("a"))
+		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
+		defer cancel()
+		assert.ErrorIs(t, s.Close(ctx), context.DeadlineExceeded)
+		close(f.gate)
+		synctest.Wait()
+		watches, _ = f.watchCounts()
+		assert.Zero(t, watches, "a watch started after Close")
+
+		f = newFake(fileData{})
+		f.loadErr = errors.New("input/output error")
+		s = openFake(t, f, Options{Watch: true})
+		_ = s.Load(t.Context())
+		watches, _ = f.watchCounts()
+		assert.Zero(t, watches, "a watch started with saves off")
+
+		errNo := errors.New("too many open files")
+		f = newFake(fileData{})
+		f.watchErr = errNo
+		s = openFake(t, f, Options{Watch: true})
+		err := s.Load(t.Context())
+		assert.ErrorIs(t, err, errNo)
+		assert.ErrorContains(t, err, "not watching")
+		s.Set("a", at("a"))
+		require.NoError(t, s.Flush(t.Context()), "a Store that cannot watch still saves")
+		assert.Len(t, f.saved(), 1)
+	})
+}
+
+// TestTombstones: a watching Store's Forget is written as a tombstone (also
+// for a chat it has no place of), which the read takes back and which goes
+// after tombstoneTTL; without Watch, Forget writes none.
+func TestTombstones(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s, f, _ := openWatching(t, fileData{}, Options{})
+		s.Forget("elsewhere") // a chat this window has no place of
+		require.NoError(t, s.Flush(t.Context()))
+		ops := f.saved()
+		require.Len(t, ops, 1, "a Forget of an unknown chat still tells the others")
+		assert.False(t, ops[0].remove, "the file with a fresh tombstone stays")
+		assert.Equal(t, []string{"elsewhere"}, slices.Collect(maps.Keys(ops[0].gone)))
+
+		again, f2, _ := openWatching(t, fileData{Anchors: recs("elsewhere", pl("old", time.Now().Add(-time.Second))), Forgotten: ops[0].gone}, Options{})
+		synctest.Wait()
+		_, ok := again.Get("elsewhere")
+		assert.False(t, ok, "the read applies the tombstones")
+		require.NotEmpty(t, f2.saved(), "the read rewrites a file whose place its tombstone drops")
+
+		wait(tombstoneTTL + time.Second)
+		s.Set("b", at("b"))
+		require.NoError(t, s.Flush(t.Context()))
+		ops = f.saved()
+		assert.Empty(t, ops[len(ops)-1].gone, "an expired tombstone was written")
+
+		plain := openFake(t, newFake(disk("a")), Options{})
+		plain.Forget("a")
+		require.NoError(t, plain.Flush(t.Context()))
+		ops = plain.file.(*fakeFile).saved()
+		require.Len(t, ops, 1)
+		assert.True(t, ops[0].remove, "without Watch the last Forget removes the file")
+	})
+}
