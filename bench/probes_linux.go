@@ -17,59 +17,23 @@ const (
 	saveEvery  = 300 * time.Millisecond // save probes and the ui loop's saves
 )
 
-// schedule ticks at a fixed rate from its start and skips ticks that have
-// already passed, as a display skips the frames it missed, so a tick's
-// lateness is only the wake-up delay.
-type schedule struct {
-	start   time.Time
-	period  time.Duration
-	k       int64 // the tick waited for last
-	skipped int64 // ticks passed over because the loop was still busy
-	timer   *time.Timer
-}
-
-func newSchedule(period time.Duration) *schedule {
-	t := time.NewTimer(period)
-	t.Stop()
-	return &schedule{start: time.Now(), period: period, timer: t}
-}
-
-// wait sleeps until the next tick and returns when it was due; ok is false
-// once ctx has ended.
-func (s *schedule) wait(ctx context.Context) (due time.Time, ok bool) {
-	s.k++
-	if passed := int64(time.Since(s.start) / s.period); passed >= s.k {
-		s.skipped += passed + 1 - s.k
-		s.k = passed + 1
-	}
-	due = s.start.Add(time.Duration(s.k) * s.period)
-	s.timer.Reset(time.Until(due))
-	select {
-	case <-ctx.Done():
-		s.timer.Stop()
-		return due, false
-	case <-s.timer.C:
-		return due, true
-	}
-}
-
 // frameProbe is a 120 Hz tick that does 2 ms of CPU work per tick; it
 // records each tick's wake lateness and the time from the tick to the end
 // of its work, and how many ticks it missed while a frame ran long.
 func frameProbe(ctx context.Context) (map[string][]float64, error) {
-	runtime.LockOSThread() // cpuWork reads this thread's CPU clock
+	runtime.LockOSThread() // cpuWork reads this thread's CPU clock; threadClock sleeps this thread
 	defer runtime.UnlockOSThread()
 	var late, total []float64
-	s := newSchedule(frameRate)
+	s := newSchedule(threadClock(), frameRate)
 	for {
 		due, ok := s.wait(ctx)
 		if !ok {
 			return map[string][]float64{"frame.late": late, "frame.total": total,
 				"frame.skipped": {float64(s.skipped)}}, nil
 		}
-		late = append(late, ms(time.Since(due)))
+		late = append(late, ms(s.since(due)))
 		cpuWork(frameWork)
-		total = append(total, ms(time.Since(due)))
+		total = append(total, ms(s.since(due)))
 	}
 }
 
@@ -104,34 +68,37 @@ func uiProbe(ctx context.Context, key string, save func(seq int) error) (map[str
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var total []float64
-	s := newSchedule(frameRate)
-	nextSave, seq := s.start.Add(saveEvery), 0
+	s := newSchedule(threadClock(), frameRate)
+	nextSave, seq := s.start+saveEvery, 0
 	for {
 		due, ok := s.wait(ctx)
 		if !ok {
 			return map[string][]float64{key: total, key + ".skipped": {float64(s.skipped)}}, nil
 		}
 		cpuWork(uiWork)
-		if !due.Before(nextSave) {
+		if due >= nextSave {
 			seq++
 			if err := save(seq); err != nil {
 				return nil, err
 			}
-			for !nextSave.After(due) { // after skipped frames, one save, not a burst
-				nextSave = nextSave.Add(saveEvery)
+			for nextSave <= due { // after skipped frames, one save, not a burst
+				nextSave += saveEvery
 			}
 		}
-		total = append(total, ms(time.Since(due)))
+		total = append(total, ms(s.since(due)))
 	}
 }
 
-// everyProbe calls op on a fixed schedule and records how long each call took.
+// everyProbe calls op on a fixed schedule and records how long each call
+// took, and (as key.skipped) the ticks it missed while a call ran long: a
+// stall of ten periods is one sample, and without that count the nine ticks
+// it swallowed would vanish from the figures unnoticed.
 func everyProbe(ctx context.Context, key string, period time.Duration, op func(seq int) error) (map[string][]float64, error) {
 	var took []float64
-	s := newSchedule(period)
+	s := newSchedule(goClock(), period)
 	for seq := 1; ; seq++ {
 		if _, ok := s.wait(ctx); !ok {
-			return map[string][]float64{key: took}, nil
+			return map[string][]float64{key: took, key + ".skipped": {float64(s.skipped)}}, nil
 		}
 		start := time.Now()
 		if err := op(seq); err != nil {

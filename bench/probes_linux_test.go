@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/stretchr/testify/assert"
@@ -56,4 +57,39 @@ func TestLowerSpecRoundTrip(t *testing.T) {
 func TestActiveScheduler(t *testing.T) {
 	assert.Equal(t, "mq-deadline", activeScheduler("none [mq-deadline] kyber bfq\n"))
 	assert.Equal(t, "none", activeScheduler("none\n"))
+}
+
+// TestEveryProbeCountsSkippedTicks checks that a probe stalled past several
+// ticks reports the ticks it never ran (coordinated omission: without them a
+// 175 ms stall is one sample, and the three 50 ms ticks it swallowed vanish).
+// The op's time.Sleep stands for a slow operation on synctest's fake clock.
+func TestEveryProbeCountsSkippedTicks(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+		calls := 0
+		series, err := everyProbe(ctx, "fsync", 50*time.Millisecond, func(int) error {
+			switch calls++; calls {
+			case 2:
+				time.Sleep(175 * time.Millisecond) // due at 100 ms, ends at 275: ticks 150, 200, 250 missed
+			case 4:
+				cancel()
+			}
+			return nil
+		})
+		require.NoError(t, err)
+		assert.Equal(t, []float64{0, 175, 0, 0}, series["fsync"], "durations in ms")
+		assert.Equal(t, []float64{3}, series["fsync.skipped"], "skipped ticks: got, want the 3 the stall swallowed")
+	})
+}
+
+// TestParseCPULine checks that guest time, which /proc/stat already counts
+// in user and nice (proc(5)), is not counted twice as busy.
+func TestParseCPULine(t *testing.T) {
+	busy, total, err := parseCPULine("cpu  100 0 50 800 50 0 0 0 40 0")
+	require.NoError(t, err)
+	assert.Equal(t, uint64(150), busy, "busy jiffies: user + system, guest not again")
+	assert.Equal(t, uint64(1000), total, "total jiffies")
+	_, _, err = parseCPULine("intr 1 2 3 4 5")
+	assert.Error(t, err, "a line that is not cpu: got nil, want an error")
 }

@@ -96,8 +96,10 @@ func sum(xs []float64) float64 {
 // frame late_p99_ms and over_frame; burst p50/p95/p99; read p99; fsync p50;
 // save-sync and save-statefile p95 and over_frame; ui over_frame_sync and
 // over_frame_statefile. The others give context: skipped_ticks counts the
-// 120 Hz ticks a loop missed entirely because a frame ran long (a frame that
-// took 50 ms is one over_frame and five skipped ticks).
+// ticks a loop missed entirely because its previous frame or call ran long
+// (a 120 Hz frame that took 50 ms is one over_frame and five skipped ticks;
+// an fsync that took 500 ms is one sample and nine skipped 50 ms ticks, which
+// the percentiles, computed over the calls made, cannot show).
 var metricDefs = []metricDef{
 	{"frame", "late_p50_ms", "frame.late", aggMedian, pct(0.50)},
 	{"frame", "late_p99_ms", "frame.late", aggMedian, pct(0.99)},
@@ -108,17 +110,21 @@ var metricDefs = []metricDef{
 	{"burst", "p99_ms", "burst", aggMedian, pct(0.99)},
 	{"read", "p50_ms", "read", aggMedian, pct(0.50)},
 	{"read", "p99_ms", "read", aggMedian, pct(0.99)},
+	{"read", "skipped_ticks", "read.skipped", aggSum, sum},
 	{"fsync", "p50_ms", "fsync", aggMedian, pct(0.50)},
 	{"fsync", "p99_ms", "fsync", aggMedian, pct(0.99)},
+	{"fsync", "skipped_ticks", "fsync.skipped", aggSum, sum},
 	{"save-sync", "p50_ms", "save-sync", aggMedian, pct(0.50)},
 	{"save-sync", "p95_ms", "save-sync", aggMedian, pct(0.95)},
 	{"save-sync", "over_frame", "save-sync", aggSum, over},
 	{"save-sync", "saves", "save-sync", aggSum, count},
+	{"save-sync", "skipped_ticks", "save-sync.skipped", aggSum, sum},
 	{"save-statefile", "p50_ms", "save-statefile", aggMedian, pct(0.50)},
 	{"save-statefile", "p95_ms", "save-statefile", aggMedian, pct(0.95)},
 	{"save-statefile", "max_ms", "save-statefile", aggMax, maxOf},
 	{"save-statefile", "over_frame", "save-statefile", aggSum, over},
 	{"save-statefile", "saves", "save-statefile", aggSum, count},
+	{"save-statefile", "skipped_ticks", "save-statefile.skipped", aggSum, sum},
 	{"ui", "over_frame_sync", "ui-sync", aggSum, over},
 	{"ui", "over_frame_statefile", "ui-statefile", aggSum, over},
 	{"ui", "skipped_ticks_sync", "ui-sync.skipped", aggSum, sum},

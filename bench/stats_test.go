@@ -73,3 +73,26 @@ func TestRowsMediansAndSums(t *testing.T) {
 	_, ok := got["agent-cost/job_ms"]
 	assert.False(t, ok, "got an agent-cost row for an arm without the series, want none")
 }
+
+// TestRowsReportSkippedTicks checks that the ticks a stalled I/O or save
+// probe missed reach the table, summed over the rounds.
+func TestRowsReportSkippedTicks(t *testing.T) {
+	res := newResults([]arm{{name: "default", kind: armDefault}}, 2)
+	for r := range 2 {
+		res.add("default", r, map[string][]float64{
+			"read": {1}, "read.skipped": {2}, "fsync": {1}, "fsync.skipped": {3},
+			"save-sync": {1}, "save-sync.skipped": {4}, "save-statefile": {1}, "save-statefile.skipped": {0},
+		})
+	}
+	got := map[string]float64{}
+	for _, r := range res.rows() {
+		got[r.Probe+"/"+r.Metric] = r.Value
+	}
+	for metric, want := range map[string]float64{"read/skipped_ticks": 4, "fsync/skipped_ticks": 6,
+		"save-sync/skipped_ticks": 8, "save-statefile/skipped_ticks": 0} {
+		v, ok := got[metric]
+		if assert.True(t, ok, "got no %s row, want one", metric) {
+			assert.Equal(t, want, v, "%s: got, want the sum over rounds", metric)
+		}
+	}
+}

@@ -70,11 +70,18 @@ func cpuTimes() (busy, total uint64, err error) {
 		return 0, 0, err
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
+	return parseCPULine(line)
+}
+
+// parseCPULine sums the first line of /proc/stat: user, nice, system, idle,
+// iowait, irq, softirq, steal. The guest and guest_nice fields that follow
+// are already counted in user and nice (proc(5)), so they are left out.
+func parseCPULine(line string) (busy, total uint64, err error) {
 	f := strings.Fields(line)
 	if len(f) < 5 || f[0] != "cpu" {
 		return 0, 0, fmt.Errorf("/proc/stat: unexpected first line %q", line)
 	}
-	for i, s := range f[1:] {
+	for i, s := range f[1:min(len(f), 9)] {
 		v, err := strconv.ParseUint(s, 10, 64)
 		if err != nil {
 			return 0, 0, fmt.Errorf("/proc/stat: %w", err)

@@ -47,7 +47,7 @@ func writeHeader(b *strings.Builder, env envInfo) {
 		env.Duration, env.Rounds, env.Wall, env.LoadStart, 100*env.BusyStart)
 	fmt.Fprintf(b, "- Figures in ms are medians over the %d round(s); counts (over_frame, skipped_ticks, saves) are sums over them; max_ms is the largest of the rounds. In parentheses: change against `default`.\n",
 		env.Rounds)
-	b.WriteString("- over_frame: longer than one 16.7 ms frame (from the tick for frame and ui, from the call for saves); skipped_ticks: 120 Hz ticks a loop missed entirely while a frame ran long.\n")
+	b.WriteString("- over_frame: longer than one 16.7 ms frame (from the tick for frame and ui, from the call for saves); skipped_ticks: ticks a loop missed entirely while its previous frame or call ran long (the percentiles cover only the ticks that ran).\n")
 	if len(env.Applied) > 0 {
 		fmt.Fprintf(b, "- Applied, read back from one spinner of each arm:")
 		for _, a := range env.Arms {
