@@ -62,7 +62,7 @@ func TestActiveScheduler(t *testing.T) {
 // TestEveryProbeCountsSkippedTicks checks that a probe stalled past several
 // ticks reports the ticks it never ran (coordinated omission: without them a
 // 175 ms stall is one sample, and the three 50 ms ticks it swallowed vanish).
-// The op's time.Sleep stands for a slow operation on synctest's fake clock.
+// The op's wait on a timer stands for a slow operation on synctest's fake clock.
 func TestEveryProbeCountsSkippedTicks(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
@@ -71,7 +71,7 @@ func TestEveryProbeCountsSkippedTicks(t *testing.T) {
 		series, err := everyProbe(ctx, "fsync", 50*time.Millisecond, func(int) error {
 			switch calls++; calls {
 			case 2:
-				time.Sleep(175 * time.Millisecond) // due at 100 ms, ends at 275: ticks 150, 200, 250 missed
+				<-time.NewTimer(175 * time.Millisecond).C // due at 100 ms, ends at 275: ticks 150, 200, 250 missed
 			case 4:
 				cancel()
 			}
