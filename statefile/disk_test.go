@@ -48,6 +48,26 @@ func TestSaveCreatesDirsAndFile(t *testing.T) {
 	assert.Equal(t, doc{Text: "hello"}, got)
 }
 
+// Point 4: on a real disk, Remove deletes the file and a missing file
+// (or a missing directory) is not an error.
+func TestRemoveOnDisk(t *testing.T) {
+	root := t.TempDir()
+	s := NewStore(Options{})
+	f, err := Open[string](s, filepath.Join(root, "r.json"))
+	require.NoError(t, err)
+	require.NoError(t, f.Save("x"))
+	require.NoError(t, f.Remove())
+	flushT(t, f)
+	assert.NoFileExists(t, f.Path())
+	require.NoError(t, f.Remove())
+	assert.NoError(t, f.Flush(context.Background()), "Remove of a missing file")
+	g, err := Open[string](s, filepath.Join(root, "no", "such", "dir.json"))
+	require.NoError(t, err)
+	require.NoError(t, g.Remove())
+	assert.NoError(t, g.Flush(context.Background()), "Remove in a missing directory")
+	require.NoError(t, s.Close(context.Background()))
+}
+
 // Point 8: Options.Perm is honoured, and Atomic durability skips the fsyncs
 // but still replaces the file whole.
 func TestAtomicDurabilitySkipsFsync(t *testing.T) {

@@ -43,23 +43,23 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // up; nothing queued is dropped.
 type NotDrainedError struct {
 	Pending []string         // paths still being written when ctx ended, sorted
-	Failed  map[string]error // paths whose last save, remove or encode failed
+	Failed  map[string]error // paths with a save, remove or encode that failed since a Flush last reported it
 	Err     error            // ctx.Err() when Pending is not empty, else nil
 }
 
 func (e *NotDrainedError) Error() string {
-	var b strings.Builder
-	b.WriteString("statefile: not drained:")
+	var parts []string
 	if len(e.Pending) > 0 {
-		fmt.Fprintf(&b, " %d pending (%s)", len(e.Pending), strings.Join(e.Pending, ", "))
+		p := fmt.Sprintf("%d pending (%s)", len(e.Pending), strings.Join(e.Pending, ", "))
 		if e.Err != nil {
-			b.WriteString(": " + e.Err.Error())
+			p += ": " + e.Err.Error()
 		}
+		parts = append(parts, p)
 	}
 	for _, p := range e.failedPaths() {
-		fmt.Fprintf(&b, "; failed %s: %v", p, e.Failed[p])
+		parts = append(parts, fmt.Sprintf("failed %s: %v", p, e.Failed[p]))
 	}
-	return b.String()
+	return "statefile: not drained: " + strings.Join(parts, "; ")
 }
 
 // Unwrap returns Err followed by every failure, so errors.Is(err,

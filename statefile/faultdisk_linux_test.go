@@ -76,6 +76,22 @@ func TestFaultyDiskDirFsyncEIO(t *testing.T) {
 	clear()
 }
 
+// Point 8: a Remove fsyncs the directory too, so an EIO from that fsync
+// is reported like a save's (the file is gone, but its removal may not
+// survive a power cut).
+func TestFaultyDiskRemoveDirFsyncEIO(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	s, f, log := openFull(t, fsys.Dir(), statefile.Durable)
+	clear := fsys.Fail(faultfs.Fsync, syscall.EIO, rootDir)
+	defer clear()
+	require.NoError(t, f.Remove())
+	var nd *statefile.NotDrainedError
+	require.ErrorAs(t, s.Flush(context.Background()), &nd, "got no error from a Remove whose directory fsync failed")
+	assert.ErrorIs(t, nd.Failed[f.Path()], syscall.EIO)
+	assert.Len(t, log.drain(), 1, "OnError calls")
+	assert.NoFileExists(t, f.Path())
+}
+
 // slack bounds how late a call may return after its deadline: loose, as
 // the suite runs beside other packages on 2 cores.
 const slack = time.Second

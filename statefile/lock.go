@@ -142,11 +142,19 @@ func (s *Store) takeLock(path string) (*fileLock, error) {
 	return s.lockPath(path)
 }
 
-// releaseIfClosed releases q's lock once the Store is closed and q's writer
-// has gone idle: the saves queued before Close run under the lock, even
-// those still running when a Close gave up on its deadline.
-func (q *queue) releaseIfClosed() {
-	if q.s.closed.Load() {
+// releaseIfDrained releases q's lock once the Store is closed and no save
+// or remove of q is queued or running. It decides under q.mu: a writer
+// that went idle may call it after a Save queued just before Close has been
+// taken by another writer, and that save must still run under the lock.
+// Once closed is seen under q.mu no new save can be queued.
+func (q *queue) releaseIfDrained() {
+	if q.lock == nil {
+		return
+	}
+	q.mu.Lock()
+	drained := q.s.closed.Load() && q.done == q.seq
+	q.mu.Unlock()
+	if drained {
 		q.lock.release()
 	}
 }
@@ -162,11 +170,6 @@ func (s *Store) releaseDrainedLocks() {
 	}
 	s.mu.Unlock()
 	for _, q := range qs {
-		q.mu.Lock()
-		drained := q.done == q.seq
-		q.mu.Unlock()
-		if drained {
-			q.releaseIfClosed()
-		}
+		q.releaseIfDrained()
 	}
 }

@@ -109,3 +109,31 @@ func TestExclusiveCloseReleasesDrainedLock(t *testing.T) {
 		require.NoError(t, other.Close(context.Background()))
 	})
 }
+
+// A writer that goes idle releases the lock of a closed Store only if no
+// save is queued or running: between its idle check and the release
+// another writer may have taken a save queued just before Close, which
+// must still run under the lock.
+func TestExclusiveIdleReleaseSparesQueuedSave(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		path := filepath.Join(t.TempDir(), "race.json")
+		s := NewStore(Options{Exclusive: true})
+		d := newFakeDisk(s, true)
+		f, err := Open[int](s, path)
+		require.NoError(t, err)
+		require.NoError(t, f.Save(1))
+		synctest.Wait() // a writer is inside the held commit
+		ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+		defer cancel()
+		require.ErrorIs(t, s.Close(ctx), context.DeadlineExceeded)
+		f.q.releaseIfDrained() // what a writer that went idle just before the Save does late
+		other := NewStore(Options{Exclusive: true})
+		_, err = Open[int](other, path)
+		require.ErrorIs(t, err, ErrLocked, "lock released while a save is in flight")
+		close(d.hold)
+		synctest.Wait()
+		_, err = Open[int](other, path)
+		require.NoError(t, err, "free once the writer went idle")
+		require.NoError(t, other.Close(context.Background()))
+	})
+}

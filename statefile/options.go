@@ -21,8 +21,10 @@ type Options struct {
 	MaxParallel int
 
 	// OnError, if set, is called on the writer goroutine for every save,
-	// remove or encode that failed. It must not block for long: the path's
-	// next save waits for it.
+	// remove or encode that failed, before the save counts as done. It
+	// must not block for long: the path's next save waits for it. It may
+	// call Save and Remove, but not Load or Flush of the same path: they
+	// would wait for the very save being reported.
 	OnError func(path string, err error)
 
 	// Logger, if set, gets one Error record per failed save, remove or
@@ -31,8 +33,10 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Trace, if set, is called on the writer goroutine with one [SaveTrace]
-	// for every save or remove that ran. Nil means off, unless the
-	// environment variable OFFMAIN_TRACE names a CSV file to append to.
+	// for every save or remove that ran, before it counts as done; like
+	// OnError it must not call Load or Flush of the same path. Nil means
+	// off, unless the environment variable OFFMAIN_TRACE names a CSV file
+	// to append to.
 	Trace func(SaveTrace)
 
 	// Exclusive, if set, makes the Store the only writer of its paths

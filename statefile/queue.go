@@ -112,7 +112,7 @@ func (q *queue) step() bool {
 	default:
 		q.scheduled = false
 		q.mu.Unlock()
-		q.releaseIfClosed()
+		q.releaseIfDrained()
 		return false
 	}
 	return true

@@ -174,6 +174,7 @@ func TestFlushErrorUnwrapsFailure(t *testing.T) {
 		err := s.Flush(context.Background())
 		assert.ErrorIs(t, err, errMarshal)
 		assert.NotErrorIs(t, err, context.DeadlineExceeded)
+		assert.EqualError(t, err, "statefile: not drained: failed /state/m.json: statefile: encode: json: error calling MarshalJSON for type statefile.failingMarshal: cannot marshal")
 	})
 }
 
@@ -221,6 +222,33 @@ func TestLoadWaitsForQueuedSaves(t *testing.T) {
 		}
 		close(stop)
 		wg.Wait()
+		require.NoError(t, f.Flush(context.Background()))
+	})
+}
+
+// Point 6: a save queued after a Load never runs before it, so saves that
+// keep arriving cannot starve the Load, and it sees the value queued
+// before it rather than a newer one.
+func TestLoadRunsBeforeLaterSaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, true)
+		f, _ := Open[int](s, "/state/order.json")
+		f.Save(1)
+		synctest.Wait() // the writer is inside commit 1
+		got := make(chan int, 1)
+		go func() { v, _ := f.Load(); got <- v }()
+		synctest.Wait()
+		f.Save(2)            // queued after the Load
+		d.hold <- struct{}{} // commit 1 ends; commit 2 would block
+		synctest.Wait()
+		select {
+		case v := <-got:
+			assert.Equal(t, 1, v, "Load saw a save queued after it")
+		default:
+			t.Fatal("Load waits behind a save queued after it")
+		}
+		close(d.hold)
 		require.NoError(t, f.Flush(context.Background()))
 	})
 }

@@ -18,7 +18,7 @@ type Store struct {
 	opts     Options
 	tracer   *csvTracer  // nil unless OFFMAIN_TRACE is set
 	tracing  atomic.Bool // Trace or tracer set: Save stamps queue times
-	closed   atomic.Bool // written under mu, read under any queue's mu
+	closed   atomic.Bool // written under mu; read under a queue's mu where a Save must not slip past it
 	commit   commitFunc  // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"io/fs"
 	"os"
+	"runtime"
 )
 
 // Temp file claims. The sweep at a path's first Open removes the temp files
@@ -12,8 +13,9 @@ import (
 // claims its temp file: it opens it a second time and takes the same
 // non-blocking lock as Options.Exclusive (flock(2) on Unix) on that open
 // file until the rename is done. A sweep removes only temp files it can
-// lock. The kernel drops a dead process's locks, so what a SIGKILL left is
-// swept at once, with no age rule and no clock.
+// lock, and removes them before it unlocks. The kernel drops a dead
+// process's locks, so what a SIGKILL left is swept at once, with no age
+// rule and no clock.
 //
 // On Windows the writer does not claim (an open handle would make the
 // MoveFileEx over the destination fail): a temp file that is open cannot
@@ -61,17 +63,27 @@ func claimTemp(name string, created *os.File) (*os.File, error) {
 const claimRetries = 3
 
 // removeIfDead removes the temp file name unless a live writer claims it.
-// It closes its own handle before removing: Windows cannot delete a file
-// that is open without FILE_SHARE_DELETE, which Go does not set.
+// It removes while it holds the claim lock: a writer that claims after the
+// remove finds the name gone (claimTemp's same-file check), one that tries
+// before finds the lock held. Unlocking first would let a writer claim in
+// between and then lose its file. Windows cannot delete a file that is
+// open without FILE_SHARE_DELETE, which Go does not set, so there the
+// handle is closed first; its writers do not claim (see above), and an
+// open temp file cannot be deleted there anyway.
 func removeIfDead(name string) {
 	f, err := openTemp(name)
 	if err != nil {
 		return
 	}
-	err = tryLock(f)
-	f.Close()
-	if errors.Is(err, errHeld) {
+	if err = tryLock(f); errors.Is(err, errHeld) {
+		f.Close()
+		return
+	}
+	if runtime.GOOS == "windows" {
+		f.Close()
+		os.Remove(name)
 		return
 	}
 	os.Remove(name)
+	f.Close()
 }

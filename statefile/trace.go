@@ -16,7 +16,7 @@ const TraceEnv = "OFFMAIN_TRACE"
 // spent in each step on the writer.
 type SaveTrace struct {
 	Path       string
-	Queued     time.Duration // from the first Save that found the path idle to the writer taking it
+	Queued     time.Duration // from the oldest Save this op carries (the first it superseded) to the writer taking it
 	Encode     time.Duration // JSON encoding
 	Write      time.Duration // temp file create and write
 	Sync       time.Duration // fsync of the temp file (Durable only)
