@@ -155,9 +155,10 @@ func (c *calls) take() []call {
 }
 
 // elapse moves the bubble's fake clock by d and lets every goroutine run
-// until blocked. Inside synctest the Sleep takes no real time.
+// until blocked. Inside synctest the timer fires without real time passing.
 func elapse(d time.Duration) {
-	time.Sleep(d)
+	t := time.NewTimer(d)
+	<-t.C
 	synctest.Wait()
 }
 
