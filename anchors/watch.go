@@ -1,15 +1,13 @@
 package anchors
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/offmain/offmain/statefile"
+	"github.com/offmain/offmain/internal/mirror"
 )
 
 // tombstoneTTL is how long a watching Store keeps, and writes, a forgotten
@@ -50,30 +48,10 @@ func (s *Store) endWatch() {
 }
 
 // changed is the watch's fn: another process changed the file. It runs on
-// statefile's goroutine, one call at a time, and never after endWatch.
+// statefile's goroutine, one call at a time, and never after the watch stops.
 func (s *Store) changed(data fileData, err error) {
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		// Removed by a Store that does not watch, or by a person: a watching
-		// Store writes tombstones instead. Merged as a file with no places,
-		// it forgets nothing, and the Store writes its places back.
-	case errors.Is(err, statefile.ErrCorrupt):
-		// statefile moved the bytes aside: put memory in their place.
-		s.sched.Mark()
-		return
-	default:
-		// Unreadable for now: keep memory; statefile checks again on the
-		// next event.
-		return
-	}
-	chats, resave := s.merge(data, time.Now())
-	if resave {
-		s.sched.Mark()
-	}
-	if len(chats) > 0 && s.onChange != nil {
-		s.onChange(chats)
-	}
+	mirror.Report(data, err, s.sched.Mark,
+		func(d fileData) ([]string, bool) { return s.merge(d, time.Now()) }, s.onChange)
 }
 
 // merge applies what another process saved, chat by chat, the later

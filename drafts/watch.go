@@ -1,14 +1,12 @@
 package drafts
 
 import (
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"time"
 
-	"github.com/offmain/offmain/statefile"
+	"github.com/offmain/offmain/internal/mirror"
 )
 
 // tombstoneTTL is how long a watching Store keeps, and writes, a deleted
@@ -32,30 +30,10 @@ func (s *Store) startWatch() error {
 }
 
 // changed is the watch's fn: another process changed the file. It runs on
-// statefile's goroutine, one call at a time, and never after Close's stop.
+// statefile's goroutine, one call at a time, and never after the watch stops.
 func (s *Store) changed(data fileData, err error) {
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		// Removed by a Store that does not watch, or by a person: a watching
-		// Store writes tombstones instead. Merged as a file with no drafts,
-		// it deletes nothing, and the Store writes its drafts back.
-	case errors.Is(err, statefile.ErrCorrupt):
-		// statefile moved the bytes aside: put memory in their place.
-		s.sched.Mark()
-		return
-	default:
-		// Unreadable for now: keep memory; statefile checks again on the
-		// next event.
-		return
-	}
-	tabs, resave := s.merge(data, time.Now())
-	if resave {
-		s.sched.Mark()
-	}
-	if len(tabs) > 0 && s.onChange != nil {
-		s.onChange(tabs)
-	}
+	mirror.Report(data, err, s.sched.Mark,
+		func(d fileData) ([]string, bool) { return s.merge(d, time.Now()) }, s.onChange)
 }
 
 // merge applies what another process saved, tab by tab, the later
