@@ -11,7 +11,6 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
-	"github.com/charmbracelet/x/ansi"
 
 	"github.com/offmain/offmain/qos"
 )
@@ -44,23 +43,42 @@ type agentSet struct {
 	cmd  string        // the agents' command for sh -c; "" is the stand-in
 	send func(tea.Msg) // hands a message to the UI loop; returns once the program has ended
 
-	mu      sync.Mutex // protects running and closed
-	running map[string]*agent
-	closed  bool
+	// launch starts an agent's command: (*agent).launch, which a test
+	// wraps to hold a start between its fork and its check for quit.
+	launch func(a *agent, mode qos.Mode) (in *os.File, err error)
+
+	quit     chan struct{} // closed by stopAll, under mu
+	mu       sync.Mutex    // protects running and the closing of quit
+	running  map[string]*agent
+	starting sync.WaitGroup // starts under way; added to under mu before quit, so stopAll can wait
 }
 
-// agent is one running command. Its pump goroutine, started by start, reads
-// the output, then waits for the command, and ends; done closes then.
+// agent is one running command. Its pump goroutine, started by start, waits
+// for the command and its output, and ends; done closes then.
 type agent struct {
 	chat  string
 	desc  string
 	cmd   *exec.Cmd
+	out   *output       // the command's stdout and stderr
 	stdin *os.File      // the write end of the command's stdin
-	done  chan struct{} // closed when the output ended and the command was waited for
+	done  chan struct{} // closed when the command and its output were waited for
 }
 
 func newAgentSet(mode qos.Mode, command string, send func(tea.Msg)) *agentSet {
-	return &agentSet{mode: mode, cmd: command, send: send, running: map[string]*agent{}}
+	return &agentSet{
+		mode: mode, cmd: command, send: send, launch: (*agent).launch,
+		quit: make(chan struct{}), running: map[string]*agent{},
+	}
+}
+
+// quitting reports whether stopAll has run. s.mu is held.
+func (s *agentSet) quitting() bool {
+	select {
+	case <-s.quit:
+		return true
+	default:
+		return false
+	}
 }
 
 // start starts chat's agent running command ("" is the set's default) and
@@ -77,22 +95,24 @@ func (s *agentSet) start(chat, command string) agentStartedMsg {
 		msg.err = err
 		return msg
 	}
-	a := &agent{chat: chat, desc: desc, cmd: cmd, done: make(chan struct{})}
+	a := &agent{chat: chat, desc: desc, cmd: cmd, out: &output{chat: chat, send: s.send}, done: make(chan struct{})}
 	s.mu.Lock()
 	switch {
-	case s.closed:
+	case s.quitting():
 		err = errAgentsClosed
 	case s.running[chat] != nil:
 		err = fmt.Errorf("chat %s already runs an agent (ctrl+g stops it)", chat)
 	default:
 		s.running[chat] = a // reserved while it starts
+		s.starting.Add(1)
 	}
 	s.mu.Unlock()
 	if err != nil {
 		msg.err = err
 		return msg
 	}
-	out, in, err := a.launch(s.mode)
+	defer s.starting.Done()
+	in, err := s.launch(a, s.mode)
 	if err != nil {
 		s.remove(a)
 		msg.err = err
@@ -100,9 +120,9 @@ func (s *agentSet) start(chat, command string) agentStartedMsg {
 	}
 	s.mu.Lock()
 	a.stdin = in
-	closed := s.closed
+	closed := s.quitting()
 	s.mu.Unlock()
-	go a.pump(out, s)
+	go a.pump(s)
 	if closed { // stopAll ran while it started and could not see it
 		a.stop()
 		msg.err = errAgentsClosed
@@ -142,82 +162,46 @@ func agentCommand(command string, mode qos.Mode) (*exec.Cmd, string, error) {
 	return cmd, desc, nil
 }
 
-// launch starts the command at the Agent tier and returns the read end of
-// its output and the write end of its input.
-func (a *agent) launch(mode qos.Mode) (out, in *os.File, err error) {
-	outR, outW, err := os.Pipe()
-	if err != nil {
-		return nil, nil, err
-	}
+// outputDrain is how long an agent's output is still read after the agent
+// exited (exec.Cmd.WaitDelay): a process it left running in another session,
+// such as a daemon it started, may hold the pipe open for ever, and stop's
+// signals to the agent's group do not reach it.
+const outputDrain = 250 * time.Millisecond
+
+// launch starts the command at the Agent tier, its stdout and stderr copied
+// into a.out by os/exec, and returns the write end of its input.
+func (a *agent) launch(mode qos.Mode) (in *os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, errors.Join(err, outR.Close(), outW.Close())
+		return nil, err
 	}
-	a.cmd.Stdin, a.cmd.Stdout, a.cmd.Stderr = inR, outW, outW
+	// One writer for both: os/exec gives the child one pipe for the two and
+	// copies it on one goroutine, so a.out.Write is never called concurrently.
+	a.cmd.Stdin, a.cmd.Stdout, a.cmd.Stderr = inR, a.out, a.out
+	a.cmd.WaitDelay = outputDrain
 	err = qos.Start(a.cmd, qos.Agent, mode)
-	// The child holds its own copies now; ours would keep the pipes open.
-	errs := errors.Join(inR.Close(), outW.Close())
+	// The child holds its own copy now; ours would keep the pipe open.
+	cerr := inR.Close()
 	if err != nil {
-		return nil, nil, errors.Join(fmt.Errorf("qos.Start: %w", err), outR.Close(), inW.Close())
+		return nil, errors.Join(fmt.Errorf("qos.Start: %w", err), inW.Close())
 	}
-	if errs != nil {
+	if cerr != nil {
 		_ = a.cmd.Process.Kill()
 		_ = a.cmd.Wait()
-		return nil, nil, errors.Join(errs, outR.Close(), inW.Close())
+		return nil, errors.Join(cerr, inW.Close())
 	}
-	return outR, inW, nil
+	return inW, nil
 }
 
-// pump is the agent's goroutine: it sends the output to the UI loop line by
-// line, one message per read, then waits for the command.
-func (a *agent) pump(out *os.File, s *agentSet) {
+// pump is the agent's goroutine: it waits for the command and for the copy
+// of its output (at most outputDrain past its exit), then reports the exit.
+func (a *agent) pump(s *agentSet) {
 	defer close(a.done)
-	buf := make([]byte, 32<<10)
-	var partial []byte
-	for {
-		n, err := out.Read(buf)
-		if n > 0 {
-			var lines []string
-			lines, partial = splitLines(append(partial, buf[:n]...))
-			if len(lines) > 0 {
-				s.send(agentOutputMsg{chat: a.chat, lines: lines})
-			}
-		}
-		if err != nil {
-			break
-		}
-	}
-	if len(partial) > 0 {
-		s.send(agentOutputMsg{chat: a.chat, lines: []string{clean(partial)}})
-	}
-	_ = out.Close()
 	err := a.cmd.Wait()
+	a.out.flush()
 	_ = a.stdin.Close()
 	s.remove(a)
 	s.send(agentExitedMsg{chat: a.chat, err: err})
-}
-
-// maxLine is where a line without an end is cut.
-const maxLine = 4096
-
-// splitLines returns the complete lines in b and what is left after them.
-func splitLines(b []byte) (lines []string, rest []byte) {
-	for {
-		i := strings.IndexByte(string(b), '\n')
-		if i < 0 {
-			if len(b) > maxLine {
-				lines, b = append(lines, clean(b[:maxLine])), b[maxLine:]
-				continue
-			}
-			return lines, b
-		}
-		lines, b = append(lines, clean(b[:i])), b[i+1:]
-	}
-}
-
-// clean drops terminal control sequences and carriage returns from a line.
-func clean(b []byte) string {
-	return strings.ReplaceAll(ansi.Strip(string(b)), "\r", "")
 }
 
 func (s *agentSet) remove(a *agent) {
@@ -239,12 +223,16 @@ func (s *agentSet) get(chat string) *agent {
 }
 
 // write sends line to the agent's stdin, giving up after a second on an
-// agent that does not read it. It is meant to run in a tea.Cmd.
+// agent that does not read it. It is meant to run in a tea.Cmd. Where the
+// pipe takes no deadline (os.Pipe on Windows is not pollable, so
+// SetWriteDeadline answers os.ErrNoDeadline) the write has no bound: an agent
+// that does not read holds this tea.Cmd's goroutine until it exits.
 func (a *agent) write(line string) error {
-	if err := a.stdin.SetWriteDeadline(time.Now().Add(time.Second)); err != nil {
+	err := a.stdin.SetWriteDeadline(time.Now().Add(time.Second))
+	if err != nil && !errors.Is(err, os.ErrNoDeadline) {
 		return err
 	}
-	_, err := io.WriteString(a.stdin, line+"\n")
+	_, err = io.WriteString(a.stdin, line+"\n")
 	return err
 }
 
@@ -271,10 +259,14 @@ func (s *agentSet) stop(chat string) {
 	}
 }
 
-// stopAll refuses new agents and stops every running one, in parallel.
+// stopAll refuses new agents and stops every running one, in parallel. It
+// also waits for starts under way: one that forked before quit stops its own
+// agent, which stopAll could not see, and the app must not exit before that.
 func (s *agentSet) stopAll() {
 	s.mu.Lock()
-	s.closed = true
+	if !s.quitting() {
+		close(s.quit)
+	}
 	var all []*agent
 	for _, a := range s.running {
 		if a.stdin != nil {
@@ -287,6 +279,7 @@ func (s *agentSet) stopAll() {
 		wg.Go(a.stop)
 	}
 	wg.Wait()
+	s.starting.Wait()
 }
 
 func waitDone(done <-chan struct{}, d time.Duration) bool {

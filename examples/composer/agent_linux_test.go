@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -29,12 +30,13 @@ func exited(msg tea.Msg) bool { _, ok := msg.(agentExitedMsg); return ok }
 
 func TestAgentOutputStreamsIn(t *testing.T) {
 	h := newHarness(t, testConfig(t.TempDir(), false))
-	started := h.run(h.m.startAgent("general", "echo hello from the agent; echo second line >&2; exit 3"))
+	started := h.run(h.m.startAgent("general", "echo hello from the agent; echo second line >&2; printf 'no line end'; exit 3"))
 	require.NoError(t, started.(agentStartedMsg).err)
 	h.pumpUntil("agent exit", exited)
 	c := h.m.chat("general")
 	assert.True(t, transcriptHas(c, "agent", "hello from the agent"), "stdout streamed in: %v", c.items)
 	assert.True(t, transcriptHas(c, "agent", "second line"), "stderr streamed in: %v", c.items)
+	assert.True(t, transcriptHas(c, "agent", "no line end"), "a last line without its end streamed in: %v", c.items)
 	assert.True(t, transcriptHas(c, "app", "agent ended: exit status 3"), "exit noted: %v", c.items)
 	assert.Contains(t, h.m.View(), "hello from the agent", "on the screen")
 	assert.NotContains(t, h.m.status(), "general", "an agent that exited leaves the status line")
@@ -117,4 +119,51 @@ func TestQuitStopsAgents(t *testing.T) {
 	err := syscall.Kill(msg.pid, 0)
 	assert.Error(t, err, "the agent's process is gone after quit")
 	assert.ErrorContains(t, h.a.agents.start("general", "true").err, "quitting", "no agent starts after quit")
+}
+
+// TestQuitStopsAgentStillStarting quits while an agent is between its fork
+// and its check for quit, where stopAll cannot see it: stopAll must still not
+// return before that agent is gone, or the app exits and leaves it running.
+func TestQuitStopsAgentStillStarting(t *testing.T) {
+	h := newHarness(t, testConfig(t.TempDir(), false))
+	s := h.a.agents
+	launched := make(chan int, 1)
+	launch := s.launch
+	s.launch = func(a *agent, mode qos.Mode) (*os.File, error) {
+		in, err := launch(a, mode)
+		if err == nil {
+			launched <- a.cmd.Process.Pid
+		}
+		<-s.quit // hold the start until quitting has begun
+		return in, err
+	}
+	started := make(chan agentStartedMsg, 1)
+	go func() { started <- s.start("general", "sleep 600") }()
+	pid := recv(t, launched, "the agent's fork")
+	s.stopAll()
+	assert.Error(t, syscall.Kill(pid, 0), "the agent's process is gone when stopAll returns")
+	msg := recv(t, started, "the start's return")
+	assert.ErrorIs(t, msg.err, errAgentsClosed)
+}
+
+// TestAgentExitsWhileEscapedChildHoldsOutput runs an agent that leaves a
+// process of another session holding its output (a daemon it started): the
+// agent has exited, so its exit must reach the UI, not wait for that process
+// to close the pipe, which a stop's signals to the agent's group never reach.
+func TestAgentExitsWhileEscapedChildHoldsOutput(t *testing.T) {
+	h := newHarness(t, testConfig(t.TempDir(), false))
+	msg := h.run(h.m.startAgent("general", "setsid sleep 60 & echo escaped $!")).(agentStartedMsg)
+	require.NoError(t, msg.err)
+	var escaped int
+	h.pumpUntil("the escaped child's pid", func(msg tea.Msg) bool {
+		o, ok := msg.(agentOutputMsg)
+		if ok && len(o.lines) > 0 {
+			_, err := fmt.Sscanf(o.lines[0], "escaped %d", &escaped)
+			return err == nil
+		}
+		return false
+	})
+	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
+	h.pumpUntil("agent exit", exited)
+	assert.NotContains(t, h.m.status(), "general", "an agent that exited leaves the status line")
 }

@@ -28,7 +28,12 @@ import (
 //
 // Attribution rules, and their limits:
 //   - A key's read is the oldest terminal read not yet given to an input
-//     event; keys parsed from one read share it.
+//     event; keys parsed from one read share it. bubbletea's reader hands
+//     over every event of a read before it reads again, so this holds while
+//     each read brings a key or a mouse event. A read that brings neither
+//     (a terminal reply, an unknown sequence, half a sequence) stays queued,
+//     and every later key is then credited with the read before its own.
+//     Keys typed one per send-keys, as typebench does, bring no such read.
 //   - A key's frame is the first write to the terminal that starts after its
 //     View returned. bubbletea's renderer writes the latest View on its own
 //     ticker (60 per second), so this hop includes waiting for that tick.
@@ -151,7 +156,7 @@ type row struct {
 	t   [nHops]int64
 }
 
-// maxReads bounds the reads kept for keys that never came (terminal replies).
+// maxReads bounds the reads kept that no input event took (see above).
 const maxReads = 64
 
 // probe is a running typing probe. Its methods are safe for concurrent use:
