@@ -1,9 +1,7 @@
 package anchors
 
 import (
-	"context"
 	"math"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -12,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offmain/offmain/internal/fakefile"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -19,82 +18,23 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-// fakeFile records the saves the Store queues and lets a test hold its read.
-// Its Watch keeps fn, which a test calls to deliver a change (see
+// fakeFile records the saves the Store queues and lets a test hold its read
+// (Gate). Its Watch keeps fn, which a test calls through Deliver (see
 // watch_test.go).
-type fakeFile struct {
-	start    time.Time
-	load     fileData
-	loadErr  error
-	gate     chan struct{} // if set, Load waits until it is closed
-	watchErr error         // returned by Watch
+type fakeFile = fakefile.File[fileData]
 
-	mu      sync.Mutex // protects the fields below
-	loads   int
-	saveErr error
-	ops     []fileOp
-	watchFn func(fileData, error)
-	watches int // Watch calls
-	stops   int // stop calls
-}
-
-type fileOp struct {
-	at     time.Duration
-	remove bool
-	recs   []record
-	gone   map[string]time.Time
-}
-
-func (f *fakeFile) Path() string { return "/state/anchors.json" }
-
-func (f *fakeFile) Load() (fileData, error) {
-	f.mu.Lock()
-	f.loads++
-	f.mu.Unlock()
-	if f.gate != nil {
-		<-f.gate
-	}
-	return f.load, f.loadErr
-}
-
-func (f *fakeFile) Save(v fileData) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ops = append(f.ops, fileOp{at: time.Since(f.start), recs: v.Anchors, gone: v.Forgotten})
-	return f.saveErr
-}
-
-func (f *fakeFile) Remove() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ops = append(f.ops, fileOp{at: time.Since(f.start), remove: true})
-	return f.saveErr
-}
-
-func (f *fakeFile) Flush(context.Context) error { return nil }
-
-func (f *fakeFile) saved() []fileOp {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]fileOp(nil), f.ops...)
-}
-
-func (f *fakeFile) loadCount() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.loads
-}
-
-// chats lists an op's chats in file order: least recently set first.
-func (o fileOp) chats() []string {
+// chats lists a file's chats in file order: least recently set first.
+func (d fileData) chats() []string {
 	var c []string
-	for _, r := range o.recs {
+	for _, r := range d.Anchors {
 		c = append(c, r.Chat)
 	}
 	return c
 }
 
-func newFake(load fileData) *fakeFile { return &fakeFile{start: time.Now(), load: load} }
+func newFake(load fileData) *fakeFile {
+	return &fakeFile{Start: time.Now(), Name: "/state/anchors.json", LoadValue: load}
+}
 
 func openFake(t *testing.T, f *fakeFile, opts Options) *Store {
 	t.Helper()
@@ -127,14 +67,14 @@ func TestSetSavesAfterSettle(t *testing.T) {
 		s := openFake(t, f, Options{})
 		s.Set("c1", at("m1"))
 		wait(299 * time.Millisecond)
-		assert.Empty(t, f.saved(), "saved before the Sets settled")
+		assert.Empty(t, f.Ops(), "saved before the Sets settled")
 		wait(time.Millisecond)
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, 300*time.Millisecond, ops[0].at)
-		require.Len(t, ops[0].recs, 1)
-		assert.Equal(t, "m1", ops[0].recs[0].Item)
-		assert.Equal(t, 1.5, ops[0].recs[0].Offset)
+		assert.Equal(t, 300*time.Millisecond, ops[0].At)
+		require.Len(t, ops[0].Value.Anchors, 1)
+		assert.Equal(t, "m1", ops[0].Value.Anchors[0].Item)
+		assert.Equal(t, 1.5, ops[0].Value.Anchors[0].Offset)
 	})
 }
 
@@ -148,8 +88,8 @@ func TestScrollSavesByMaxWait(t *testing.T) {
 		}
 		wait(time.Minute)
 		var when []time.Duration
-		for _, o := range f.saved() {
-			when = append(when, o.at)
+		for _, o := range f.Ops() {
+			when = append(when, o.At)
 		}
 		// Max wait at 1s; the next Set at 1.008s starts a new window to
 		// 2.008s; the last Set, at 2.384s, settles at 2.484s.
@@ -172,10 +112,10 @@ func TestEvictionOrder(t *testing.T) {
 		require.NoError(t, s.Flush(t.Context()))
 		s.Set("e", at("e")) // evicts c
 		require.NoError(t, s.Flush(t.Context()))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 2)
-		assert.Equal(t, []string{"c", "a", "d"}, ops[0].chats())
-		assert.Equal(t, []string{"a", "d", "e"}, ops[1].chats())
+		assert.Equal(t, []string{"c", "a", "d"}, ops[0].Value.chats())
+		assert.Equal(t, []string{"a", "d", "e"}, ops[1].Value.chats())
 		_, ok := s.Get("b")
 		assert.False(t, ok, "b should be evicted")
 		got, ok := s.Get("a")
@@ -210,11 +150,11 @@ func TestForgetAndRemove(t *testing.T) {
 		require.NoError(t, s.Flush(t.Context()))
 		s.Forget("b")
 		require.NoError(t, s.Flush(t.Context()))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 3)
-		assert.Equal(t, []string{"a", "b"}, ops[0].chats())
-		assert.Equal(t, []string{"b"}, ops[1].chats())
-		assert.True(t, ops[2].remove, "no places left must remove the file")
+		assert.Equal(t, []string{"a", "b"}, ops[0].Value.chats())
+		assert.Equal(t, []string{"b"}, ops[1].Value.chats())
+		assert.True(t, ops[2].Remove, "no places left must remove the file")
 	})
 }
 
@@ -224,10 +164,10 @@ func TestCloseSavesThenStops(t *testing.T) {
 		s := openFake(t, f, Options{})
 		s.Set("a", at("a"))
 		require.NoError(t, s.Close(t.Context()))
-		require.Len(t, f.saved(), 1, "Close must queue the pending Set")
+		require.Len(t, f.Ops(), 1, "Close must queue the pending Set")
 		s.Set("a", at("after"))
 		wait(time.Minute)
-		assert.Len(t, f.saved(), 1, "saved after Close")
+		assert.Len(t, f.Ops(), 1, "saved after Close")
 		got, _ := s.Get("a")
 		assert.Equal(t, "after", got.Item)
 		require.NoError(t, s.Close(t.Context()))
@@ -248,7 +188,7 @@ func TestBadOffset(t *testing.T) {
 func TestLostSaveReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(fileData{})
-		f.saveErr = statefile.ErrClosed
+		f.SetSaveErr(statefile.ErrClosed)
 		s := openFake(t, f, Options{})
 		s.Set("a", at("a"))
 		assert.ErrorIs(t, s.Flush(t.Context()), statefile.ErrClosed)

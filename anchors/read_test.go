@@ -22,14 +22,14 @@ func TestFirstGetReadsOnce(t *testing.T) {
 		f := newFake(disk("x", "y"))
 		s := openFake(t, f, Options{})
 		synctest.Wait()
-		assert.Zero(t, f.loadCount(), "Open must not read the file")
+		assert.Zero(t, f.Loads(), "Open must not read the file")
 		got, ok := s.Get("y")
 		assert.True(t, ok)
 		assert.Equal(t, "disk-y", got.Item)
 		_, _ = s.Get("x")
-		assert.Equal(t, 1, f.loadCount(), "reads of the file")
+		assert.Equal(t, 1, f.Loads(), "reads of the file")
 		wait(time.Minute)
-		assert.Empty(t, f.saved(), "reading must not save")
+		assert.Empty(t, f.Ops(), "reading must not save")
 	})
 }
 
@@ -38,13 +38,13 @@ func TestFirstGetReadsOnce(t *testing.T) {
 func TestEditsBeforeReadWin(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(disk("w", "x", "y", "z"))
-		f.gate = make(chan struct{})
+		f.Gate = make(chan struct{})
 		s := openFake(t, f, Options{})
 		s.Set("y", at("new-y"))
 		s.Forget("z")
 		s.Set("n", at("n"))
 		wait(time.Minute)
-		assert.Empty(t, f.saved(), "a save before the read would drop the file's places")
+		assert.Empty(t, f.Ops(), "a save before the read would drop the file's places")
 
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
@@ -52,13 +52,13 @@ func TestEditsBeforeReadWin(t *testing.T) {
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "Flush while the read hangs")
 		assert.Contains(t, err.Error(), "/state/anchors.json")
 
-		close(f.gate) // the read returns; it queues the waiting save itself
+		close(f.Gate) // the read returns; it queues the waiting save itself
 		synctest.Wait()
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, []string{"w", "x", "y", "n"}, ops[0].chats())
-		assert.Equal(t, "new-y", ops[0].recs[2].Item)
-		assert.Equal(t, 1, f.loadCount())
+		assert.Equal(t, []string{"w", "x", "y", "n"}, ops[0].Value.chats())
+		assert.Equal(t, "new-y", ops[0].Value.Anchors[2].Item)
+		assert.Equal(t, 1, f.Loads())
 	})
 }
 
@@ -70,9 +70,9 @@ func TestForgetBeforeReadSaves(t *testing.T) {
 		s := openFake(t, f, Options{})
 		s.Forget("x")
 		require.NoError(t, s.Flush(t.Context()))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1, "the forgotten place must leave the file")
-		assert.Equal(t, []string{"y"}, ops[0].chats())
+		assert.Equal(t, []string{"y"}, ops[0].Value.chats())
 		_, ok := s.Get("x")
 		assert.False(t, ok)
 	})
@@ -86,9 +86,9 @@ func TestMaxAppliesToFile(t *testing.T) {
 		assert.False(t, ok, "the oldest places beyond Max are dropped at the read")
 		assert.Equal(t, 3, s.Len())
 		synctest.Wait()
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1, "a file over Max is rewritten at once")
-		assert.Equal(t, []string{"c", "d", "e"}, ops[0].chats())
+		assert.Equal(t, []string{"c", "d", "e"}, ops[0].Value.chats())
 	})
 }
 
@@ -97,37 +97,37 @@ func TestMaxAppliesToFile(t *testing.T) {
 func TestCloseBeforeRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(disk("old"))
-		f.gate = make(chan struct{})
+		f.Gate = make(chan struct{})
 		s := openFake(t, f, Options{})
 		s.Set("a", at("a"))
 		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
 		defer cancel()
 		assert.ErrorIs(t, s.Close(ctx), context.DeadlineExceeded)
-		close(f.gate)
+		close(f.Gate)
 		synctest.Wait()
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, []string{"old", "a"}, ops[0].chats())
+		assert.Equal(t, []string{"old", "a"}, ops[0].Value.chats())
 	})
 }
 
 func TestReadErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(fileData{})
-		f.loadErr = &statefile.CorruptError{Path: "/state/anchors.json", Aside: "/x.corrupt", Err: errors.New("bad")}
+		f.LoadErr = &statefile.CorruptError{Path: "/state/anchors.json", Aside: "/x.corrupt", Err: errors.New("bad")}
 		s := openFake(t, f, Options{})
 		assert.ErrorIs(t, s.Load(t.Context()), statefile.ErrCorrupt)
 		s.Set("a", at("a"))
 		assert.NoError(t, s.Flush(t.Context()), "a corrupt file does not stop saving")
-		assert.Len(t, f.saved(), 1)
+		assert.Len(t, f.Ops(), 1)
 
 		f = newFake(fileData{})
-		f.loadErr = errors.New("input/output error")
+		f.LoadErr = errors.New("input/output error")
 		s = openFake(t, f, Options{})
 		s.Set("a", at("a"))
 		err := s.Flush(t.Context())
 		assert.ErrorContains(t, err, "input/output error", "Flush must say saves are off")
-		assert.Empty(t, f.saved(), "a file that could not be read must not be overwritten")
+		assert.Empty(t, f.Ops(), "a file that could not be read must not be overwritten")
 		got, ok := s.Get("a")
 		assert.True(t, ok && got.Item == "a", "memory still works")
 	})
@@ -141,29 +141,29 @@ func TestReadErrors(t *testing.T) {
 // and flushes with a context that has already ended.
 func TestFlushWhileReadQueuesWaitingSave(t *testing.T) {
 	f := newFake(disk("old"))
-	f.gate = make(chan struct{})
+	f.Gate = make(chan struct{})
 	s := openFake(t, f, Options{})
 	s.Set("a", at("a"))
 	require.True(t, s.sched.Flush(), "the save finds the file unread and waits for the read")
 
 	s.saveMu.Lock()
-	close(f.gate) // the read merges the file, then stops at saveMu in save
+	close(f.Gate) // the read merges the file, then stops at saveMu in save
 	for !s.isLoaded() {
 		runtime.Gosched()
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	err := s.Flush(ctx)
-	queued := len(f.saved())
+	queued := len(f.Ops())
 	s.saveMu.Unlock()
 	assert.True(t, err != nil || queued == 1,
 		"Flush returned nil with the last Set not yet queued: got %d saves, want 1 (or an error)", queued)
 
 	<-s.loadDone
 	require.NoError(t, s.Flush(t.Context()))
-	ops := f.saved()
+	ops := f.Ops()
 	require.Len(t, ops, 1)
-	assert.Equal(t, []string{"old", "a"}, ops[0].chats())
+	assert.Equal(t, []string{"old", "a"}, ops[0].Value.chats())
 }
 
 func (s *Store) isLoaded() bool {

@@ -39,7 +39,7 @@ type tapFile struct {
 
 func (f tapFile) Watch(fn func(fileData, error)) (func(), error) {
 	return f.File.Watch(func(data fileData, err error) {
-		got := fileOp{recs: data.Anchors}.items()
+		got := data.items()
 		if err != nil {
 			got = []string{"error: " + err.Error()}
 		}
@@ -128,6 +128,6 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 	require.NoError(t, err)
 	var file fileData
 	require.NoError(t, json.Unmarshal(raw, &file))
-	assert.Equal(t, []string{"c2=m2-scrolled-in-A", "c3=last"}, fileOp{recs: file.Anchors}.items(), "the file: got, want")
+	assert.Equal(t, []string{"c2=m2-scrolled-in-A", "c3=last"}, file.items(), "the file: got, want")
 	assert.Contains(t, file.Forgotten, "c1", "the file keeps c1's tombstone")
 }

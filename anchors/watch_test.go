@@ -22,38 +22,6 @@ import (
 // statefile's watch goroutine would, and checks memory, OnChange and the
 // save the merge queues (or not), on the bubble's clock.
 
-func (f *fakeFile) Watch(fn func(fileData, error)) (func(), error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.watches++
-	if f.watchErr != nil {
-		return nil, f.watchErr
-	}
-	f.watchFn = fn
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.stops++
-		f.watchFn = nil
-	}, nil
-}
-
-// deliver calls the watch's fn with what another window saved.
-func (f *fakeFile) deliver(t *testing.T, data fileData, err error) {
-	t.Helper()
-	f.mu.Lock()
-	fn := f.watchFn
-	f.mu.Unlock()
-	require.NotNil(t, fn, "no watch running")
-	fn(data, err)
-}
-
-func (f *fakeFile) watchCounts() (watches, stops int) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.watches, f.stops
-}
-
 // changes records the calls of OnChange.
 type changes struct {
 	mu    sync.Mutex // protects calls
@@ -109,9 +77,9 @@ func items(s *Store) []string {
 	return out
 }
 
-func (o fileOp) items() []string {
+func (d fileData) items() []string {
 	var out []string
-	for _, r := range o.recs {
+	for _, r := range d.Anchors {
 		out = append(out, r.Chat+"="+r.Item)
 	}
 	return out
@@ -262,19 +230,19 @@ func TestMergeRules(t *testing.T) {
 				if tt.unsaved != nil {
 					tt.unsaved(s, now)
 				}
-				before := len(f.saved())
-				f.deliver(t, tt.file(now), tt.err)
+				before := len(f.Ops())
+				f.Deliver(t, tt.file(now), tt.err)
 				assert.Equal(t, tt.want, items(s), "places after the merge: got, want")
 				assert.Equal(t, tt.changed, c.take(), "OnChange calls: got, want")
 				wait(time.Minute)
-				ops := f.saved()[before:]
+				ops := f.Ops()[before:]
 				if tt.save == nil {
 					assert.Empty(t, ops, "saves after the merge: got, want none")
 					return
 				}
 				require.Len(t, ops, 1, "saves after the merge")
-				assert.Equal(t, tt.save, append([]string{}, ops[0].items()...), "the save: got, want")
-				assert.ElementsMatch(t, tt.gone, slices.Collect(maps.Keys(ops[0].gone)), "its tombstones: got, want")
+				assert.Equal(t, tt.save, append([]string{}, ops[0].Value.items()...), "the save: got, want")
+				assert.ElementsMatch(t, tt.gone, slices.Collect(maps.Keys(ops[0].Value.Forgotten)), "its tombstones: got, want")
 			})
 		})
 	}
@@ -289,50 +257,44 @@ func TestWatchLifecycle(t *testing.T) {
 		f := newFake(fileData{})
 		s := openFake(t, f, Options{OnChange: func([]string) {}})
 		synctest.Wait()
-		watches, _ := f.watchCounts()
-		assert.Zero(t, watches, "watches before the read")
+		assert.Zero(t, f.Watches(), "watches before the read")
 		require.NoError(t, s.Load(t.Context()))
-		watches, _ = f.watchCounts()
-		assert.Equal(t, 1, watches, "OnChange implies Watch; the read starts it")
+		assert.Equal(t, 1, f.Watches(), "OnChange implies Watch; the read starts it")
 		require.NoError(t, s.Close(t.Context()))
-		_, stops := f.watchCounts()
-		assert.Equal(t, 1, stops, "Close stops the watch")
+		assert.Equal(t, 1, f.Stops(), "Close stops the watch")
 
 		f = newFake(fileData{})
 		s = openFake(t, f, Options{})
 		require.NoError(t, s.Load(t.Context()))
-		watches, _ = f.watchCounts()
-		assert.Zero(t, watches, "watches without Watch")
+		assert.Zero(t, f.Watches(), "watches without Watch")
 
 		f = newFake(fileData{})
-		f.gate = make(chan struct{})
+		f.Gate = make(chan struct{})
 		s = openFake(t, f, Options{Watch: true})
 		s.Set("a", at("a"))
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
 		assert.ErrorIs(t, s.Close(ctx), context.DeadlineExceeded)
-		close(f.gate)
+		close(f.Gate)
 		synctest.Wait()
-		watches, _ = f.watchCounts()
-		assert.Zero(t, watches, "a watch started after Close")
+		assert.Zero(t, f.Watches(), "a watch started after Close")
 
 		f = newFake(fileData{})
-		f.loadErr = errors.New("input/output error")
+		f.LoadErr = errors.New("input/output error")
 		s = openFake(t, f, Options{Watch: true})
 		_ = s.Load(t.Context())
-		watches, _ = f.watchCounts()
-		assert.Zero(t, watches, "a watch started with saves off")
+		assert.Zero(t, f.Watches(), "a watch started with saves off")
 
 		errNo := errors.New("too many open files")
 		f = newFake(fileData{})
-		f.watchErr = errNo
+		f.WatchErr = errNo
 		s = openFake(t, f, Options{Watch: true})
 		err := s.Load(t.Context())
 		assert.ErrorIs(t, err, errNo)
 		assert.ErrorContains(t, err, "not watching")
 		s.Set("a", at("a"))
 		require.NoError(t, s.Flush(t.Context()), "a Store that cannot watch still saves")
-		assert.Len(t, f.saved(), 1)
+		assert.Len(t, f.Ops(), 1)
 	})
 }
 
@@ -344,28 +306,28 @@ func TestTombstones(t *testing.T) {
 		s, f, _ := openWatching(t, fileData{}, Options{})
 		s.Forget("elsewhere") // a chat this window has no place of
 		require.NoError(t, s.Flush(t.Context()))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1, "a Forget of an unknown chat still tells the others")
-		assert.False(t, ops[0].remove, "the file with a fresh tombstone stays")
-		assert.Equal(t, []string{"elsewhere"}, slices.Collect(maps.Keys(ops[0].gone)))
+		assert.False(t, ops[0].Remove, "the file with a fresh tombstone stays")
+		assert.Equal(t, []string{"elsewhere"}, slices.Collect(maps.Keys(ops[0].Value.Forgotten)))
 
-		again, f2, _ := openWatching(t, fileData{Anchors: recs("elsewhere", pl("old", time.Now().Add(-time.Second))), Forgotten: ops[0].gone}, Options{})
+		again, f2, _ := openWatching(t, fileData{Anchors: recs("elsewhere", pl("old", time.Now().Add(-time.Second))), Forgotten: ops[0].Value.Forgotten}, Options{})
 		synctest.Wait()
 		_, ok := again.Get("elsewhere")
 		assert.False(t, ok, "the read applies the tombstones")
-		require.NotEmpty(t, f2.saved(), "the read rewrites a file whose place its tombstone drops")
+		require.NotEmpty(t, f2.Ops(), "the read rewrites a file whose place its tombstone drops")
 
 		wait(tombstoneTTL + time.Second)
 		s.Set("b", at("b"))
 		require.NoError(t, s.Flush(t.Context()))
-		ops = f.saved()
-		assert.Empty(t, ops[len(ops)-1].gone, "an expired tombstone was written")
+		ops = f.Ops()
+		assert.Empty(t, ops[len(ops)-1].Value.Forgotten, "an expired tombstone was written")
 
 		plain := openFake(t, newFake(disk("a")), Options{})
 		plain.Forget("a")
 		require.NoError(t, plain.Flush(t.Context()))
-		ops = plain.file.(*fakeFile).saved()
+		ops = plain.file.(*fakeFile).Ops()
 		require.Len(t, ops, 1)
-		assert.True(t, ops[0].remove, "without Watch the last Forget removes the file")
+		assert.True(t, ops[0].Remove, "without Watch the last Forget removes the file")
 	})
 }

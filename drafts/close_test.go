@@ -16,7 +16,7 @@ import (
 // stop Close inside its save, before the edit reaches the file. It uses real
 // goroutines: synctest cannot wait on a goroutine blocked on a sync.Mutex.
 func TestFlushDuringClose(t *testing.T) {
-	f := &fakeFile{start: time.Now()}
+	f := &fakeFile{Start: time.Now()}
 	s, err := open(t.Context(), f, Options{})
 	require.NoError(t, err)
 	s.Set("a", "last words")
@@ -30,7 +30,7 @@ func TestFlushDuringClose(t *testing.T) {
 	flushed := make(chan error, 1)
 	go func() { flushed <- s.Flush(t.Context()) }()
 	for range 1000 { // time for a Flush that does not wait to reach the file
-		if len(f.flushes()) > 0 {
+		if len(f.Flushes()) > 0 {
 			break
 		}
 		runtime.Gosched()
@@ -38,14 +38,6 @@ func TestFlushDuringClose(t *testing.T) {
 	s.mu.Unlock()
 	require.NoError(t, <-closed)
 	require.NoError(t, <-flushed)
-	assert.Equal(t, []int{1, 1}, f.flushes(),
+	assert.Equal(t, []int{1, 1}, f.Flushes(),
 		"saves queued at each file Flush: got, want the edit queued before both Flushes")
-}
-
-// flushes returns, for each Flush of the file so far, how many saves had
-// been queued when it was called.
-func (f *fakeFile) flushes() []int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]int(nil), f.flushed...)
 }

@@ -1,10 +1,8 @@
 package drafts
 
 import (
-	"context"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offmain/offmain/internal/fakefile"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -21,71 +20,22 @@ func TestMain(m *testing.M) {
 }
 
 // fakeFile records when the Store queues saves, so synctest can check the
-// timing; it keeps the very map each Save was handed. Its Watch keeps fn,
-// which a test calls to deliver a change (see watch_test.go).
-type fakeFile struct {
-	start    time.Time
-	load     fileData
-	loadErr  error
-	watchErr error // returned by Watch
+// timing; each op keeps the very map Save was handed. Its Watch keeps fn,
+// which a test calls through Deliver (see watch_test.go).
+type fakeFile = fakefile.File[fileData]
 
-	mu      sync.Mutex // protects the fields below
-	saveErr error
-	ops     []fileOp
-	flushed []int // len(ops) at each Flush
-	watchFn func(fileData, error)
-	watches int // Watch calls
-	stops   int // stop calls
-}
-
-type fileOp struct {
-	at      time.Duration
-	remove  bool
-	drafts  map[string]Draft
-	deleted map[string]time.Time
-}
-
-func (f *fakeFile) Save(v fileData) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ops = append(f.ops, fileOp{at: time.Since(f.start), drafts: v.Drafts, deleted: v.Deleted})
-	return f.saveErr
-}
-
-func (f *fakeFile) Remove() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.ops = append(f.ops, fileOp{at: time.Since(f.start), remove: true})
-	return f.saveErr
-}
-
-func (f *fakeFile) LoadContext(context.Context) (fileData, error) { return f.load, f.loadErr }
-
-func (f *fakeFile) Flush(context.Context) error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.flushed = append(f.flushed, len(f.ops))
-	return nil
-}
-
-func (f *fakeFile) saved() []fileOp {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return append([]fileOp(nil), f.ops...)
-}
-
-// texts reduces an op to tab → text, for short assertions.
-func (o fileOp) texts() map[string]string {
+// texts reduces a file to tab → text, for short assertions.
+func (d fileData) texts() map[string]string {
 	m := map[string]string{}
-	for tab, d := range o.drafts {
-		m[tab] = d.Text
+	for tab, dr := range d.Drafts {
+		m[tab] = dr.Text
 	}
 	return m
 }
 
 func openFake(t *testing.T, opts Options, load fileData) (*Store, *fakeFile) {
 	t.Helper()
-	f := &fakeFile{start: time.Now(), load: load}
+	f := &fakeFile{Start: time.Now(), LoadValue: load}
 	s, err := open(t.Context(), f, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.sched.Stop() })
@@ -105,12 +55,12 @@ func TestSetSavesAfterSettle(t *testing.T) {
 		s, f := openFake(t, Options{}, fileData{})
 		s.Set("a", "hi")
 		wait(299 * time.Millisecond)
-		assert.Empty(t, f.saved(), "saved before the edits settled")
+		assert.Empty(t, f.Ops(), "saved before the edits settled")
 		wait(time.Millisecond)
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, 300*time.Millisecond, ops[0].at)
-		assert.Equal(t, map[string]string{"a": "hi"}, ops[0].texts())
+		assert.Equal(t, 300*time.Millisecond, ops[0].At)
+		assert.Equal(t, map[string]string{"a": "hi"}, ops[0].Value.texts())
 	})
 }
 
@@ -124,12 +74,12 @@ func TestTypingSavesByMaxWait(t *testing.T) {
 			wait(30 * time.Millisecond)
 		}
 		wait(time.Minute)
-		ops := f.saved()
+		ops := f.Ops()
 		var at []time.Duration
 		var lens []int
 		for _, o := range ops {
-			at = append(at, o.at)
-			lens = append(lens, len(o.drafts["a"].Text))
+			at = append(at, o.At)
+			lens = append(lens, len(o.Value.Drafts["a"].Text))
 		}
 		assert.Equal(t, []time.Duration{2000 * time.Millisecond, 4010 * time.Millisecond, 5280 * time.Millisecond}, at,
 			"saves at max wait while typing, then at settle")
@@ -145,10 +95,10 @@ func TestCustomTiming(t *testing.T) {
 			wait(20 * time.Millisecond)
 		}
 		wait(time.Second)
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 2)
-		assert.Equal(t, 70*time.Millisecond, ops[0].at)
-		assert.Equal(t, 130*time.Millisecond, ops[1].at)
+		assert.Equal(t, 70*time.Millisecond, ops[0].At)
+		assert.Equal(t, 130*time.Millisecond, ops[1].At)
 	})
 }
 
@@ -162,10 +112,10 @@ func TestSaveHandsOverACopy(t *testing.T) {
 		s.Set("a", "two")
 		s.Set("b", "new")
 		s.Delete("a")
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, map[string]string{"a": "one"}, ops[0].texts(), "the handed-over map changed")
-		assert.Equal(t, []string{"/tmp/x.png"}, ops[0].drafts["a"].Attachments)
+		assert.Equal(t, map[string]string{"a": "one"}, ops[0].Value.texts(), "the handed-over map changed")
+		assert.Equal(t, []string{"/tmp/x.png"}, ops[0].Value.Drafts["a"].Attachments)
 	})
 }
 
@@ -184,9 +134,9 @@ func TestPutAndGetCopyAttachments(t *testing.T) {
 		got.Attachments[0] = "/tmp/changed-after-get.png"
 		again, _ := s.Get("t")
 		assert.Equal(t, []string{"/tmp/a.png"}, again.Attachments, "Get returned the Store's own slice")
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, []string{"/tmp/a.png"}, ops[0].drafts["t"].Attachments, "the saved draft changed")
+		assert.Equal(t, []string{"/tmp/a.png"}, ops[0].Value.Drafts["t"].Attachments, "the saved draft changed")
 	})
 }
 
@@ -203,11 +153,11 @@ func TestEmptyDeletesAndLastRemovesFile(t *testing.T) {
 		require.NoError(t, s.Flush(ctx))
 		s.Delete("b")
 		require.NoError(t, s.Flush(ctx))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 3)
-		assert.Equal(t, map[string]string{"a": "x", "b": "y"}, ops[0].texts())
-		assert.Equal(t, map[string]string{"b": "y"}, ops[1].texts())
-		assert.True(t, ops[2].remove, "the last draft gone must remove the file")
+		assert.Equal(t, map[string]string{"a": "x", "b": "y"}, ops[0].Value.texts())
+		assert.Equal(t, map[string]string{"b": "y"}, ops[1].Value.texts())
+		assert.True(t, ops[2].Remove, "the last draft gone must remove the file")
 		assert.Empty(t, s.Tabs())
 	})
 }
@@ -221,9 +171,9 @@ func TestNoChangeNoSave(t *testing.T) {
 		s.Set("none", "")   // clearing a tab without a draft
 		s.Delete("missing") // deleting a tab without a draft
 		wait(time.Minute)
-		assert.Len(t, f.saved(), 1, "a no-op edit must not save")
+		assert.Len(t, f.Ops(), 1, "a no-op edit must not save")
 		require.NoError(t, s.Flush(t.Context()))
-		assert.Len(t, f.saved(), 1, "Flush with nothing new queued a save")
+		assert.Len(t, f.Ops(), 1, "Flush with nothing new queued a save")
 	})
 }
 
@@ -233,12 +183,12 @@ func TestFlushQueuesAtOnceThenWaits(t *testing.T) {
 		wait(10 * time.Millisecond)
 		s.Set("a", "x")
 		require.NoError(t, s.Flush(t.Context()))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 1)
-		assert.Equal(t, 10*time.Millisecond, ops[0].at, "Flush must not wait for the settle window")
-		assert.Equal(t, []int{1}, f.flushed, "the file's Flush must come after the save was queued")
+		assert.Equal(t, 10*time.Millisecond, ops[0].At, "Flush must not wait for the settle window")
+		assert.Equal(t, []int{1}, f.Flushes(), "the file's Flush must come after the save was queued")
 		wait(time.Minute)
-		assert.Len(t, f.saved(), 1, "the settle timer must not save the flushed edit again")
+		assert.Len(t, f.Ops(), 1, "the settle timer must not save the flushed edit again")
 	})
 }
 
@@ -247,10 +197,10 @@ func TestCloseSavesThenStops(t *testing.T) {
 		s, f := openFake(t, Options{}, fileData{})
 		s.Set("a", "x")
 		require.NoError(t, s.Close(t.Context()))
-		require.Len(t, f.saved(), 1, "Close must queue the pending edit")
+		require.Len(t, f.Ops(), 1, "Close must queue the pending edit")
 		s.Set("a", "after close")
 		wait(time.Minute)
-		assert.Len(t, f.saved(), 1, "saved after Close")
+		assert.Len(t, f.Ops(), 1, "saved after Close")
 		d, _ := s.Get("a")
 		assert.Equal(t, "after close", d.Text, "memory still changes after Close")
 		require.NoError(t, s.Close(t.Context()), "second Close")
@@ -260,13 +210,11 @@ func TestCloseSavesThenStops(t *testing.T) {
 func TestLostSaveReported(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, f := openFake(t, Options{}, fileData{})
-		f.saveErr = statefile.ErrClosed
+		f.SetSaveErr(statefile.ErrClosed)
 		s.Set("a", "x")
 		err := s.Flush(t.Context())
 		assert.ErrorIs(t, err, statefile.ErrClosed)
-		f.mu.Lock()
-		f.saveErr = nil
-		f.mu.Unlock()
+		f.SetSaveErr(nil)
 		s.Set("a", "y")
 		assert.NoError(t, s.Flush(t.Context()), "a later queued save clears it")
 	})
@@ -296,12 +244,12 @@ func TestMaxAge(t *testing.T) {
 				s, f := openFake(t, Options{MaxAge: tt.maxAge}, load)
 				assert.Equal(t, tt.want, s.Tabs())
 				wait(time.Minute)
-				ops := f.saved()
+				ops := f.Ops()
 				require.Len(t, ops, 1, "dropping drafts must rewrite the file")
 				if len(tt.want) == 0 {
-					assert.True(t, ops[0].remove)
+					assert.True(t, ops[0].Remove)
 				} else {
-					assert.Len(t, ops[0].drafts, len(tt.want))
+					assert.Len(t, ops[0].Value.Drafts, len(tt.want))
 				}
 			})
 		})
@@ -310,7 +258,7 @@ func TestMaxAge(t *testing.T) {
 
 func TestOpenLoadErrors(t *testing.T) {
 	corrupt := &statefile.CorruptError{Path: "/x/drafts.json", Aside: "/x/drafts.json.corrupt-1", Err: errors.New("bad json")}
-	f := &fakeFile{loadErr: corrupt}
+	f := &fakeFile{LoadErr: corrupt}
 	s, err := open(t.Context(), f, Options{})
 	require.NotNil(t, s, "a corrupt file must still give a usable store")
 	assert.ErrorIs(t, err, statefile.ErrCorrupt)
@@ -318,7 +266,7 @@ func TestOpenLoadErrors(t *testing.T) {
 	assert.ErrorAs(t, err, &ce)
 	s.sched.Stop()
 
-	f = &fakeFile{loadErr: errors.New("input/output error")}
+	f = &fakeFile{LoadErr: errors.New("input/output error")}
 	s, err = open(t.Context(), f, Options{})
 	assert.Nil(t, s, "an unreadable file must not give a store that would overwrite it")
 	assert.ErrorContains(t, err, "input/output error")

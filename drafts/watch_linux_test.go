@@ -129,6 +129,6 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 	require.NoError(t, err)
 	var file fileData
 	require.NoError(t, json.Unmarshal(raw, &file))
-	assert.Equal(t, map[string]string{"t2": "A edits B's tab", "t3": "last"}, fileOp{drafts: file.Drafts}.texts(), "the file: got, want")
+	assert.Equal(t, map[string]string{"t2": "A edits B's tab", "t3": "last"}, file.texts(), "the file: got, want")
 	assert.Contains(t, file.Deleted, "t1", "the file keeps t1's tombstone")
 }

@@ -21,32 +21,6 @@ import (
 // statefile's watch goroutine would, and checks memory, OnChange and the
 // save the merge queues (or not), on the bubble's clock.
 
-func (f *fakeFile) Watch(fn func(fileData, error)) (func(), error) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.watches++
-	if f.watchErr != nil {
-		return nil, f.watchErr
-	}
-	f.watchFn = fn
-	return func() {
-		f.mu.Lock()
-		defer f.mu.Unlock()
-		f.stops++
-		f.watchFn = nil
-	}, nil
-}
-
-// deliver calls the watch's fn with what another window saved.
-func (f *fakeFile) deliver(t *testing.T, data fileData, err error) {
-	t.Helper()
-	f.mu.Lock()
-	fn := f.watchFn
-	f.mu.Unlock()
-	require.NotNil(t, fn, "no watch running")
-	fn(data, err)
-}
-
 // changes records the calls of OnChange.
 type changes struct {
 	mu    sync.Mutex // protects calls
@@ -251,19 +225,19 @@ func TestMergeRules(t *testing.T) {
 				if tt.unsaved != nil {
 					tt.unsaved(s, now)
 				}
-				before := len(f.saved())
-				f.deliver(t, tt.file(now), tt.err)
+				before := len(f.Ops())
+				f.Deliver(t, tt.file(now), tt.err)
 				assert.Equal(t, tt.want, texts(s), "drafts after the merge: got, want")
 				assert.Equal(t, tt.changed, c.take(), "OnChange calls: got, want")
 				wait(time.Minute)
-				ops := f.saved()[before:]
+				ops := f.Ops()[before:]
 				if tt.save == nil {
 					assert.Empty(t, ops, "saves after the merge: got, want none")
 					return
 				}
 				require.Len(t, ops, 1, "saves after the merge")
-				assert.Equal(t, tt.save, ops[0].texts(), "the save: got, want")
-				assert.ElementsMatch(t, tt.gone, keys(ops[0].deleted), "its tombstones: got, want")
+				assert.Equal(t, tt.save, ops[0].Value.texts(), "the save: got, want")
+				assert.ElementsMatch(t, tt.gone, keys(ops[0].Value.Deleted), "its tombstones: got, want")
 			})
 		})
 	}
@@ -285,27 +259,27 @@ func TestTwoWindowsConverge(t *testing.T) {
 		require.NoError(t, a.Flush(t.Context()))
 		require.NoError(t, b.Flush(t.Context())) // B's save lands over A's: it lacks t1
 		last := func(f *fakeFile) fileData {
-			ops := f.saved()
+			ops := f.Ops()
 			op := ops[len(ops)-1]
-			return fileData{Drafts: maps.Clone(op.drafts), Deleted: maps.Clone(op.deleted)}
+			return fileData{Drafts: maps.Clone(op.Value.Drafts), Deleted: maps.Clone(op.Value.Deleted)}
 		}
-		fa.deliver(t, last(fb), nil) // A sees B's file
+		fa.Deliver(t, last(fb), nil) // A sees B's file
 		wait(time.Minute)            // A writes t1 back
-		fb.deliver(t, last(fa), nil) // B sees A's file
+		fb.Deliver(t, last(fa), nil) // B sees A's file
 		wait(time.Minute)
 		want := map[string]string{"t1": "A's new tab", "t2": "B's new tab"}
 		assert.Equal(t, want, texts(a))
 		assert.Equal(t, want, texts(b))
-		assert.Len(t, fa.saved(), 2, "A's saves: its edit, then t1 written back")
-		assert.Len(t, fb.saved(), 1, "B's saves: its edit only, A's file needed no answer")
+		assert.Len(t, fa.Ops(), 2, "A's saves: its edit, then t1 written back")
+		assert.Len(t, fb.Ops(), 1, "B's saves: its edit only, A's file needed no answer")
 
 		b.Delete("t1") // sent from window B
 		require.NoError(t, b.Flush(t.Context()))
-		fa.deliver(t, last(fb), nil)
+		fa.Deliver(t, last(fb), nil)
 		wait(time.Minute)
 		_, ok := a.Get("t1")
 		assert.False(t, ok, "the delete reached A")
-		assert.Len(t, fa.saved(), 2, "A answered a delete it agreed with")
+		assert.Len(t, fa.Ops(), 2, "A answered a delete it agreed with")
 	})
 }
 
@@ -315,22 +289,22 @@ func TestTwoWindowsConverge(t *testing.T) {
 func TestWatchOptions(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, f := openFake(t, Options{}, fileData{})
-		assert.Zero(t, f.watches, "watches without Watch")
+		assert.Zero(t, f.Watches(), "watches without Watch")
 
 		s, f := openFake(t, Options{OnChange: func([]string) {}}, fileData{})
-		assert.Equal(t, 1, f.watches, "OnChange implies Watch")
+		assert.Equal(t, 1, f.Watches(), "OnChange implies Watch")
 		require.NoError(t, s.Close(t.Context()))
-		assert.Equal(t, 1, f.stops, "Close stops the watch")
+		assert.Equal(t, 1, f.Stops(), "Close stops the watch")
 
 		errNo := errors.New("too many open files")
-		f = &fakeFile{watchErr: errNo}
+		f = &fakeFile{WatchErr: errNo}
 		s, err := open(t.Context(), f, Options{Watch: true})
 		require.NotNil(t, s, "a Store that cannot watch still works")
 		assert.ErrorIs(t, err, errNo)
 		assert.ErrorContains(t, err, "not watching")
 		s.Set("a", "x")
 		require.NoError(t, s.Close(t.Context()))
-		assert.Len(t, f.saved(), 1)
+		assert.Len(t, f.Ops(), 1)
 	})
 }
 
@@ -345,33 +319,33 @@ func TestTombstones(t *testing.T) {
 		require.NoError(t, s.Flush(t.Context()))
 		s.Set("a", "") // empty text deletes, as Delete does
 		require.NoError(t, s.Flush(t.Context()))
-		ops := f.saved()
+		ops := f.Ops()
 		require.Len(t, ops, 2)
-		assert.False(t, ops[1].remove, "the file with a fresh tombstone stays")
-		assert.Empty(t, ops[1].drafts)
-		assert.Equal(t, []string{"a"}, keys(ops[1].deleted))
+		assert.False(t, ops[1].Remove, "the file with a fresh tombstone stays")
+		assert.Empty(t, ops[1].Value.Drafts)
+		assert.Equal(t, []string{"a"}, keys(ops[1].Value.Deleted))
 
 		wait(tombstoneTTL + time.Second)
 		s.Set("b", "y")
 		require.NoError(t, s.Flush(t.Context()))
-		ops = f.saved()
-		assert.Empty(t, ops[2].deleted, "an expired tombstone was written")
+		ops = f.Ops()
+		assert.Empty(t, ops[2].Value.Deleted, "an expired tombstone was written")
 
 		old := time.Now().Add(-tombstoneTTL - time.Second)
 		_, f2, _ := openWatching(t, fileData{Drafts: drafts(), Deleted: map[string]time.Time{"a": old}})
 		wait(time.Minute)
-		ops = f2.saved()
+		ops = f2.Ops()
 		require.Len(t, ops, 1, "Open rewrites a file with expired tombstones")
-		assert.True(t, ops[0].remove, "and, with no draft left, removes it")
+		assert.True(t, ops[0].Remove, "and, with no draft left, removes it")
 
 		plain, f3 := openFake(t, Options{}, fileData{})
 		plain.Set("a", "x")
 		require.NoError(t, plain.Flush(t.Context()))
 		plain.Delete("a")
 		require.NoError(t, plain.Flush(t.Context()))
-		ops = f3.saved()
+		ops = f3.Ops()
 		require.Len(t, ops, 2)
-		assert.True(t, ops[1].remove, "without Watch the last delete removes the file")
-		assert.Nil(t, ops[0].deleted)
+		assert.True(t, ops[1].Remove, "without Watch the last delete removes the file")
+		assert.Nil(t, ops[0].Value.Deleted)
 	})
 }
