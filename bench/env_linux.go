@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/offmain/offmain/qos"
 	"golang.org/x/sys/unix"
 )
 
@@ -78,8 +79,13 @@ func autogroup() string {
 		return "not built in"
 	}
 	s := map[string]string{"0": "off", "1": "on"}[strings.TrimSpace(string(b))]
-	if own, err := os.ReadFile("/proc/self/autogroup"); err == nil {
-		s += fmt.Sprintf(" (bench in %s)", strings.TrimSpace(string(own)))
+	switch a, err := qos.Inspect(os.Getpid()); {
+	case err != nil:
+		s += " (" + err.Error() + ")"
+	case a.Autogroup == qos.RootAutogroup:
+		s += " (bench in the default autogroup, /)"
+	case a.Autogroup != "":
+		s += fmt.Sprintf(" (bench in %s nice %d)", a.Autogroup, a.AutogroupNice)
 	}
 	return s
 }

@@ -33,18 +33,34 @@ const (
 // autogroupRetries counts writes the rate limit refused; tests read it.
 var autogroupRetries atomic.Int64
 
-// autogroup reads /proc/<pid>/autogroup: "/autogroup-42 nice 5".
+// autogroup reads /proc/<pid>/autogroup.
 func autogroup(pid int) (name string, nice int, err error) {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/autogroup")
 	if err != nil {
 		return "", 0, fmt.Errorf("qos: %w", err)
 	}
-	f := strings.Fields(string(b))
+	name, nice, err = parseAutogroup(string(b))
+	if err != nil {
+		return "", 0, fmt.Errorf("qos: /proc/%d/autogroup: %w", pid, err)
+	}
+	return name, nice, nil
+}
+
+// parseAutogroup parses "/autogroup-42 nice 5\n", or "" for the default
+// autogroup.
+func parseAutogroup(s string) (name string, nice int, err error) {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return RootAutogroup, 0, nil
+	}
 	if len(f) != 3 || f[1] != "nice" {
-		return "", 0, fmt.Errorf("qos: /proc/%d/autogroup: unexpected %q", pid, b)
+		return "", 0, fmt.Errorf("unexpected %q", s)
 	}
 	nice, err = strconv.Atoi(f[2])
-	return f[0], nice, err
+	if err != nil {
+		return "", 0, fmt.Errorf("unexpected %q", s)
+	}
+	return f[0], nice, nil
 }
 
 // setAutogroupNice gives the autogroup of process pid, a child in a new

@@ -66,13 +66,23 @@ func nobodyHelperCmd(t *testing.T, test, name string) *exec.Cmd {
 // child started: the autogroup write of a Setsid child never landing. A
 // write by root is exempt from the rate limit but moves the limit's window
 // on (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice), so while
-// this test, as root, rewrites its own autogroup's nice value without pause,
-// every write of the helper, run as user nobody, meets EAGAIN.
+// this test, as root, rewrites the autogroup nice value of a Setsid child of
+// its own without pause, every write of the helper, run as user nobody,
+// meets EAGAIN. (Not the test's own autogroup: under a runner that never
+// called setsid it is the default one, which takes no nice value.)
 func TestStartKillsChildOnLateError(t *testing.T) {
 	cmd := nobodyHelperCmd(t, "TestStartKillsChildOnLateError", "autogroup-exhausted")
-	_, nice, err := autogroup(os.Getpid())
+	spin := exec.Command("/bin/sh", "-c", "read stop")
+	spin.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := spin.StdinPipe()
 	require.NoError(t, err)
-	own := "/proc/" + strconv.Itoa(os.Getpid()) + "/autogroup"
+	require.NoError(t, spin.Start())
+	t.Cleanup(func() { _ = in.Close(); _ = spin.Wait() })
+	name, nice, err := autogroup(spin.Process.Pid)
+	require.NoError(t, err)
+	require.NotEqual(t, RootAutogroup, name, "a Setsid child gets an autogroup of its own")
+	path := "/proc/" + strconv.Itoa(spin.Process.Pid) + "/autogroup"
+	require.NoError(t, writeFile(path, strconv.Itoa(nice)), "root's write to a child's autogroup")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() {
@@ -81,7 +91,7 @@ func TestStartKillsChildOnLateError(t *testing.T) {
 			case <-stop:
 				return
 			default:
-				_ = writeFile(own, strconv.Itoa(nice))
+				_ = writeFile(path, strconv.Itoa(nice))
 			}
 		}
 	})
@@ -91,4 +101,34 @@ func TestStartKillsChildOnLateError(t *testing.T) {
 	require.NoError(t, err, "helper output:\n%s", out)
 	want := fmt.Sprintf("error wraps EAGAIN: true; child: signal: killed; retries %d\n", autogroupTries)
 	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
+}
+
+// TestParseAutogroup covers the forms /proc/<pid>/autogroup takes: a session
+// autogroup, and nothing at all for the default autogroup (a process no
+// setsid(2) ever moved, as under many CI runners and containers).
+func TestParseAutogroup(t *testing.T) {
+	tests := []struct {
+		in      string
+		name    string
+		nice    int
+		wantErr bool
+	}{
+		{"/autogroup-42 nice 5\n", "/autogroup-42", 5, false},
+		{"/autogroup-7 nice -3\n", "/autogroup-7", -3, false},
+		{"", RootAutogroup, 0, false},
+		{"\n", RootAutogroup, 0, false},
+		{"/autogroup-42 nice\n", "", 0, true},
+		{"/autogroup-42 prio 5\n", "", 0, true},
+		{"/autogroup-42 nice five\n", "", 0, true},
+	}
+	for _, tt := range tests {
+		name, nice, err := parseAutogroup(tt.in)
+		if tt.wantErr {
+			assert.Error(t, err, "%q", tt.in)
+			continue
+		}
+		assert.NoError(t, err, "%q", tt.in)
+		assert.Equal(t, tt.name, name, "%q", tt.in)
+		assert.Equal(t, tt.nice, nice, "%q", tt.in)
+	}
 }

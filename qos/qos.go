@@ -177,6 +177,16 @@ func Do(t Tier, m Mode, fn func()) error { return Options{}.Do(t, m, fn) }
 // [Options.EnterServing] with the zero Options.
 func EnterServing(m Mode) error { return Options{}.EnterServing(m) }
 
+// RootAutogroup is the name Inspect reports for the kernel's default
+// autogroup: the one every process belongs to until it or an ancestor calls
+// setsid(2) (init, kernel helpers, and processes a container runtime or a
+// test runner started without a new session). The kernel prints nothing for
+// it in /proc/<pid>/autogroup (kernel/sched/autogroup.c,
+// proc_sched_autogroup_show_task skips a group that is not an autogroup, and
+// the default one is the root task group), and its nice value cannot be
+// changed (the root task group has no shares to set), so it is always 0.
+const RootAutogroup = "/"
+
 // Applied is what [Inspect] reads back about a process (its main thread).
 // Fields a platform cannot report stay zero.
 type Applied struct {
@@ -184,7 +194,7 @@ type Applied struct {
 	Policy        string // Linux: "SCHED_OTHER", "SCHED_IDLE", ...; macOS, for the calling process only: "PRIO_DARWIN_BG" or "default"; Windows: the priority class
 	IOClass       string // Linux: "none", "realtime", "best-effort" or "idle" (ioprio_get(2))
 	IOLevel       int    // Linux: 0 (highest) to 7 within IOClass
-	Autogroup     string // Linux: the autogroup, e.g. "/autogroup-42"; "" without CONFIG_SCHED_AUTOGROUP
+	Autogroup     string // Linux: the autogroup, e.g. "/autogroup-42", or RootAutogroup; "" without CONFIG_SCHED_AUTOGROUP
 	AutogroupNice int    // Linux: the autogroup's nice value (/proc/<pid>/autogroup)
 	IOScheduler   string // Linux: each disk's I/O scheduler and what it honours of IOClass and IOLevel
 }
