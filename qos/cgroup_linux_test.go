@@ -22,9 +22,12 @@ import (
 
 // testCgroup makes a cgroup for the test under the cgroup v2 hierarchy,
 // mounting one in a temporary directory if none is mounted, and returns the
-// hierarchy's mount point, the cgroup's directory and the controllers the
-// hierarchy offers.
-func testCgroup(t *testing.T) (root, dir string, controllers []string) {
+// hierarchy's mount point, the cgroup's directory and whether the cgroup can
+// use the cpu controller. With cpu set it is given the controller the way a
+// session manager delegates one (systemd's Delegate=: the parent enables it
+// in its cgroup.subtree_control); without, it sits under a parent that
+// enables nothing, so it never has it.
+func testCgroup(t *testing.T, cpu bool) (root, dir string, hasCPU bool) {
 	t.Helper()
 	root = cgroup2Mount(t)
 	if root == "" {
@@ -36,18 +39,46 @@ func testCgroup(t *testing.T) (root, dir string, controllers []string) {
 		require.NoError(t, err, "mount cgroup2 on %s", root)
 		t.Cleanup(func() { assert.NoError(t, unix.Unmount(root, 0)) })
 	}
-	dir = filepath.Join(root, fmt.Sprintf("offmain-qos-test-%d", os.Getpid()))
+	if cpu {
+		enableCPU(t, root) // first, so that its cleanup runs after the cgroup is gone
+	}
+	dir = mkCgroup(t, filepath.Join(root, fmt.Sprintf("offmain-qos-test-%d-%s", os.Getpid(), t.Name())))
+	if !cpu {
+		dir = mkCgroup(t, filepath.Join(dir, "no-cpu"))
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	require.NoError(t, err)
+	return root, dir, slices.Contains(strings.Fields(string(b)), "cpu")
+}
+
+// mkCgroup makes cgroup dir and removes it, and the leaves Start made in
+// it, when the test ends.
+func mkCgroup(t *testing.T, dir string) string {
+	t.Helper()
 	require.NoError(t, os.Mkdir(dir, 0o755))
 	t.Cleanup(func() {
-		leaves, _ := filepath.Glob(filepath.Join(dir, "*", "cgroup.procs"))
+		leaves, _ := filepath.Glob(filepath.Join(dir, "offmain-*", "cgroup.procs"))
 		for _, l := range leaves {
 			assert.NoError(t, os.Remove(filepath.Dir(l)))
 		}
 		assert.NoError(t, os.Remove(dir))
 	})
-	b, err := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
+	return dir
+}
+
+// enableCPU enables the cpu controller for the children of cgroup dir if
+// dir offers it, and disables it again after the test if it was off.
+func enableCPU(t *testing.T, dir string) {
+	t.Helper()
+	ctl := filepath.Join(dir, "cgroup.subtree_control")
+	b, err := os.ReadFile(ctl)
 	require.NoError(t, err)
-	return root, dir, strings.Fields(string(b))
+	have, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if slices.Contains(strings.Fields(string(b)), "cpu") || !slices.Contains(strings.Fields(string(have)), "cpu") {
+		return
+	}
+	require.NoError(t, writeFile(ctl, "+cpu"), "enable cpu in %s", ctl)
+	t.Cleanup(func() { assert.NoError(t, writeFile(ctl, "-cpu"), "disable cpu in %s", ctl) })
 }
 
 // cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
@@ -87,10 +118,11 @@ func startedIn(t *testing.T, o Options, cmd *exec.Cmd, m Mode) string {
 }
 
 func TestCgroupLever(t *testing.T) {
-	root, dir, controllers := testCgroup(t)
-	if !slices.Contains(controllers, "cpu") {
+	root, dir, hasCPU := testCgroup(t, true)
+	if !hasCPU {
+		have, _ := os.ReadFile(filepath.Join(root, "cgroup.controllers"))
 		t.Skipf("the cgroup v2 hierarchy at %s offers no cpu controller (cgroup.controllers: %q)%s",
-			root, controllers, cpuV1Note())
+			root, strings.TrimSpace(string(have)), cpuV1Note())
 	}
 	rel := strings.TrimPrefix(dir, root)
 	o := Options{Cgroup: dir}
@@ -113,10 +145,8 @@ func TestCgroupLever(t *testing.T) {
 }
 
 func TestCgroupWithoutCPUController(t *testing.T) {
-	_, dir, controllers := testCgroup(t)
-	if slices.Contains(controllers, "cpu") {
-		t.Skip("the cpu controller is available here, so Start cannot be made to refuse for want of it; TestCgroupLever covers this machine")
-	}
+	_, dir, hasCPU := testCgroup(t, false)
+	require.False(t, hasCPU, "a cgroup whose parent enables nothing has no cpu controller")
 	cmd := exec.Command("/bin/true")
 	err := Options{Cgroup: dir}.Start(cmd, Agent, ModeUtility)
 	assert.ErrorContains(t, err, "no cpu controller")
@@ -127,9 +157,8 @@ func TestCgroupWithoutCPUController(t *testing.T) {
 // names a cgroup keeps it (started through clone3 from the lowered thread).
 // It needs no controller, so it runs wherever cgroup v2 can be mounted.
 func TestCgroupCallerChoice(t *testing.T) {
-	root, dir, _ := testCgroup(t)
-	own := filepath.Join(dir, "own")
-	require.NoError(t, os.Mkdir(own, 0o755))
+	root, dir, _ := testCgroup(t, false)
+	own := mkCgroup(t, filepath.Join(dir, "own"))
 	fd, err := unix.Open(own, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	require.NoError(t, err)
 	defer unix.Close(fd)
