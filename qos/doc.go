@@ -55,9 +55,16 @@
 // against the GUI. Start writes the tier's nice value to
 // /proc/<pid>/autogroup for such children, retrying while the kernel's
 // rate limit for unprivileged writes (one per 100 ms) answers EAGAIN. A
-// process that calls setsid
-// itself later (a terminal multiplexer, a daemonizing tool) escapes this; the
-// cgroup lever in [Options] does not have that hole.
+// process that calls setsid itself later (a terminal multiplexer, a
+// daemonizing tool) escapes this; the cgroup lever in [Options] does not
+// have that hole. An app that no setsid ever moved (under init, many CI
+// runners and containers) is in the kernel's default autogroup
+// ([RootAutogroup]), which takes no nice value; its Setsid children are
+// fixed the same way.
+//
+// Tested on: Linux 6.18 with cgroup v1 (this project's machines) and, in a
+// QEMU VM that CI boots (.ci/qos-vm), Linux 6.1 with the cgroup v2 cpu
+// controller, where the cgroup lever's tests run.
 //
 // I/O scheduler: mq-deadline honours the I/O class only (best-effort 7 acts
 // as best-effort 4, idle is honoured), BFQ honours class and level, none and
