@@ -43,7 +43,7 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // up; nothing queued is dropped.
 type NotDrainedError struct {
 	Pending []string         // paths still being written when ctx ended, sorted
-	Failed  map[string]error // paths with a save, remove or encode that failed since a Flush last reported it
+	Failed  map[string]error // paths with a failed save, remove or encode, each with its latest error: see [Store.Flush]
 	Err     error            // ctx.Err() when Pending is not empty, else nil
 }
 

@@ -107,12 +107,13 @@ func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
 func (f *File[T]) Flush(ctx context.Context) error {
 	q := f.q
 	nd := &NotDrainedError{}
-	if !q.wait(ctx, q.target()) {
+	m := q.mark()
+	if !q.wait(ctx, m.target) {
 		nd.Pending = []string{q.path}
 		nd.Err = ctx.Err()
 		return nd
 	}
-	q.collectFailure(nd)
+	q.collectFailure(nd, m)
 	return nd.orNil()
 }
 

@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -136,4 +137,50 @@ func TestTrace(t *testing.T) {
 	assert.Equal(t, 1, strings.Count(strings.Join(lines, "\n"), "queued_us"))
 	_, err := os.Stat(filepath.Join(dir, "t.json"))
 	assert.ErrorIs(t, err, os.ErrNotExist)
+}
+
+// Point 10 with Flushes at once: a failure reaches every Flush that waited
+// for it (the app's periodic Flush and the quit hook's, say), not only the
+// first to look, and the next Flush does not report it again. A failure
+// that happened while no Flush waited reaches the Flushes that start next.
+func TestConcurrentFlushesAllSeeAFailure(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, true)
+		f, _ := Open[int](s, "/state/f.json")
+		errDisk := errors.New("disk says no")
+		d.mu.Lock()
+		d.fail = errDisk
+		d.mu.Unlock()
+		f.Save(1)
+		errs := make([]error, 3)
+		var wg sync.WaitGroup
+		wg.Go(func() { errs[0] = s.Flush(context.Background()) })
+		wg.Go(func() { errs[1] = f.Flush(context.Background()) })
+		wg.Go(func() { errs[2] = s.Flush(context.Background()) })
+		synctest.Wait() // all three wait on the held commit
+		d.hold <- struct{}{}
+		wg.Wait()
+		for i, err := range errs {
+			var nd *NotDrainedError
+			require.ErrorAs(t, err, &nd, "Flush %d", i)
+			assert.ErrorIs(t, nd.Failed["/state/f.json"], errDisk, "Flush %d", i)
+		}
+		assert.NoError(t, s.Flush(context.Background()), "a Flush after them does not report it again")
+
+		f.Save(2) // fails with no Flush waiting
+		d.hold <- struct{}{}
+		synctest.Wait()
+		assert.ErrorIs(t, f.Flush(context.Background()), errDisk, "the next Flush reports it")
+		assert.NoError(t, s.Flush(context.Background()), "reported once already")
+
+		d.mu.Lock()
+		d.fail = nil
+		d.mu.Unlock()
+		f.Save(3)
+		d.hold <- struct{}{}
+		assert.NoError(t, s.Flush(context.Background()))
+		got, _ := d.content("/state/f.json")
+		assert.Equal(t, "3\n", got)
+	})
 }

@@ -31,7 +31,9 @@ type queue struct {
 	reads      []*readReq    // Loads waiting, in seq order
 	sweep      bool          // crash leftovers not yet swept
 	scheduled  bool          // on the ready list or held by a worker
-	failed     error         // the latest failure that no Flush reported yet
+	failed     error         // the latest failure
+	fails      uint64        // failures so far
+	reported   uint64        // the value of fails that Flushes have reported up to
 	progress   chan struct{} // closed when done moves; made by waiters
 
 	// Watches and Exclusive (watch.go, lock.go).
@@ -82,11 +84,16 @@ func (q *queue) markScheduled() bool {
 	return true
 }
 
-// target is the seq a Flush or Load started now must wait for.
-func (q *queue) target() uint64 {
+// flushMark is what a Flush notes about a queue when it starts: the op it
+// waits for, and the failures known and reported by then.
+type flushMark struct {
+	target, fails, reported uint64
+}
+
+func (q *queue) mark() flushMark {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.seq
+	return flushMark{target: q.seq, fails: q.fails, reported: q.reported}
 }
 
 // step runs one unit of q's work on a writer: the sweep, the Loads whose
@@ -152,6 +159,7 @@ func (q *queue) finish(o op, err error) {
 	q.done = o.seq
 	if err != nil {
 		q.failed = err
+		q.fails++
 	}
 	if q.progress != nil {
 		close(q.progress)
@@ -185,13 +193,20 @@ func (q *queue) wait(ctx context.Context, target uint64) bool {
 	}
 }
 
-// collectFailure moves q's unreported failure into nd.
-func (q *queue) collectFailure(nd *NotDrainedError) {
+// collectFailure adds q's failure to nd if the Flush that took m must
+// report it: a failure is reported by every Flush waiting when it happened,
+// and one that happened while none waited by every Flush that starts before
+// one of them reports it. So two Flushes at once both see it, and the Flush
+// after them does not see it again.
+func (q *queue) collectFailure(nd *NotDrainedError, m flushMark) {
 	q.mu.Lock()
+	report := q.fails > m.fails || m.fails > m.reported
 	err := q.failed
-	q.failed = nil
+	if report {
+		q.reported = max(q.reported, q.fails)
+	}
 	q.mu.Unlock()
-	if err == nil {
+	if !report {
 		return
 	}
 	if nd.Failed == nil {

@@ -99,7 +99,9 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 
 // Flush waits until every save and remove queued on any path before the
 // call has reached the disk (or failed). It returns nil when all drained and
-// none failed since the last Flush that reported them. When ctx ends first
+// none failed. A failure is reported to every Flush that was waiting when it
+// happened or, if none was, to the next Flush (and any that start before that
+// one returns); later Flushes do not report it again. When ctx ends first
 // it returns at once with a [*NotDrainedError] naming the paths still
 // pending, and errors.Is(err, ctx.Err()) holds. The writers keep going.
 func (s *Store) Flush(ctx context.Context) error {
@@ -109,18 +111,18 @@ func (s *Store) Flush(ctx context.Context) error {
 		qs = append(qs, q)
 	}
 	s.mu.Unlock()
-	targets := make([]uint64, len(qs))
+	marks := make([]flushMark, len(qs))
 	for i, q := range qs {
-		targets[i] = q.target()
+		marks[i] = q.mark()
 	}
 	nd := &NotDrainedError{}
 	for i, q := range qs {
-		if !q.wait(ctx, targets[i]) {
+		if !q.wait(ctx, marks[i].target) {
 			nd.Pending = append(nd.Pending, q.path)
 			nd.Err = ctx.Err()
 			continue
 		}
-		q.collectFailure(nd)
+		q.collectFailure(nd, marks[i])
 	}
 	slices.Sort(nd.Pending)
 	return nd.orNil()
