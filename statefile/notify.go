@@ -56,7 +56,15 @@ type dirWatcher struct {
 	paths map[string]*watchedPath // by absolute path
 	dirs  map[string]int          // watched directory -> live watches in it
 	regs  map[*watchReg]struct{}  // live watches, for Store.Close
+	lost  map[string]struct{}     // watched directories whose watch the kernel dropped
 }
+
+// rearmEvery is how often the watch loop tries to watch again a directory
+// that was removed or renamed (the kernel drops a watch with its inode:
+// IN_DELETE_SELF, IN_MOVE_SELF, inotify(7)), until one is back at the name.
+// Only while such a directory has live watches; a Save through the Store
+// makes it again, as may the app or a sync tool.
+const rearmEvery = time.Second
 
 type watchedPath struct {
 	q *queue
@@ -78,6 +86,7 @@ func startDirWatcher(s *Store, n notifier) *dirWatcher {
 		paths: make(map[string]*watchedPath),
 		dirs:  make(map[string]int),
 		regs:  make(map[*watchReg]struct{}),
+		lost:  make(map[string]struct{}),
 	}
 	go dw.loop()
 	return dw
@@ -210,6 +219,7 @@ func (dw *dirWatcher) unregister(reg *watchReg) (lastInDir, last bool) {
 	}
 	if dw.dirs[reg.dir]--; dw.dirs[reg.dir] == 0 {
 		delete(dw.dirs, reg.dir)
+		delete(dw.lost, reg.dir)
 		lastInDir = true
 	}
 	return lastInDir, len(dw.regs) == 0
@@ -217,21 +227,33 @@ func (dw *dirWatcher) unregister(reg *watchReg) (lastInDir, last bool) {
 
 // loop is the watch goroutine: it feeds the notifier's events for watched
 // paths to a settler and asks the paths' writers for a check when a burst
-// settles. It ends when the notifier's channels close.
+// settles. When a watched directory goes, it checks the directory's paths
+// and watches the directory again once it is back. It ends when the
+// notifier's channels close.
 func (dw *dirWatcher) loop() {
 	defer close(dw.done)
 	st := newSettler(settleQuiet, settleMax)
 	timer := time.NewTimer(settleMax)
 	timer.Stop()
 	defer timer.Stop()
+	var rearm *time.Timer // runs while a directory is lost
+	defer func() {
+		if rearm != nil {
+			rearm.Stop()
+		}
+	}()
+	var rearmC <-chan time.Time
 	events, errs := dw.n.Events(), dw.n.Errors()
 	for events != nil || errs != nil {
 		select {
 		case ev, ok := <-events:
-			if !ok {
+			switch {
+			case !ok:
 				events = nil
-			} else if dw.watched(ev.Name) {
+			case dw.watched(ev.Name):
 				st.poke(ev.Name, time.Now())
+			case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
+				dw.dirGone(st, ev.Name)
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -241,11 +263,82 @@ func (dw *dirWatcher) loop() {
 			}
 		case <-timer.C:
 			dw.check(st.due(time.Now()))
+		case <-rearmC:
+			rearm, rearmC = nil, nil
+			dw.rearm(st)
 		}
 		if at, ok := st.next(); ok {
 			timer.Reset(time.Until(at))
 		} else {
 			timer.Stop()
+		}
+		if rearm == nil && dw.anyLost() {
+			rearm = time.NewTimer(rearmEvery)
+			rearmC = rearm.C
+		}
+	}
+}
+
+// dirGone handles the removal or rename of what may be a watched
+// directory: the kernel has dropped its watch, and the files in it are gone
+// from their paths (a rename of the directory reports nothing for them), so
+// each watched path in it gets a check. It then tries to watch the
+// directory again at once, for a directory swapped for another.
+func (dw *dirWatcher) dirGone(st *settler, dir string) {
+	dw.mu.Lock()
+	if dw.dirs[dir] == 0 {
+		dw.mu.Unlock()
+		return
+	}
+	dw.lost[dir] = struct{}{}
+	dw.pokeDirLocked(st, dir)
+	dw.mu.Unlock()
+	dw.rearm(st)
+}
+
+// rearm tries to watch each lost directory again. A directory back at its
+// name gets its paths checked, for files made in it before the watch was.
+func (dw *dirWatcher) rearm(st *settler) {
+	dw.mu.Lock()
+	dirs := make([]string, 0, len(dw.lost))
+	for d := range dw.lost {
+		dirs = append(dirs, d)
+	}
+	dw.mu.Unlock()
+	for _, d := range dirs {
+		err := dw.n.Add(d)
+		dw.mu.Lock()
+		switch {
+		case err == nil && dw.dirs[d] == 0:
+			// Its last watch stopped meanwhile, and that stop's Remove
+			// came before this Add.
+			dw.mu.Unlock()
+			dw.n.Remove(d) //nolint:errcheck
+			continue
+		case err == nil:
+			delete(dw.lost, d)
+			dw.pokeDirLocked(st, d)
+		case !errors.Is(err, fs.ErrNotExist):
+			if l := dw.s.opts.Logger; l != nil {
+				l.Warn("statefile: watch the directory again", slog.String("dir", d), slog.Any("err", err))
+			}
+		}
+		dw.mu.Unlock()
+	}
+}
+
+func (dw *dirWatcher) anyLost() bool {
+	dw.mu.Lock()
+	defer dw.mu.Unlock()
+	return len(dw.lost) > 0
+}
+
+// pokeDirLocked marks every watched path in dir for a check; dw.mu is held.
+func (dw *dirWatcher) pokeDirLocked(st *settler, dir string) {
+	now := time.Now()
+	for p := range dw.paths {
+		if filepath.Dir(p) == dir {
+			st.poke(p, now)
 		}
 	}
 }

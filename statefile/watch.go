@@ -40,8 +40,11 @@ import (
 // The Store's watches share one fsnotify watcher, which watches the path's
 // directory: a save renames a new file over the name, and a watch on the
 // old file would end with it. Watch creates a missing directory (0o700) as
-// a save would, so a watch can start before the first save. A directory
-// that is removed or renamed while watched stops the events for its files.
+// a save would, so a watch can start before the first save. When the
+// directory is removed or renamed, fn gets fs.ErrNotExist for the file, and
+// the watch tries every second to watch a directory at that name again
+// (another program's, or the one the next Save makes); once it can, it
+// checks the file and reports what it finds.
 // Watch does this setup on the caller (an inotify_add_watch on Linux), and
 // returns its error with the path; after [Store.Close] it returns
 // [ErrClosed].

@@ -271,3 +271,43 @@ func watchChild(t *testing.T, path string) {
 	require.NoError(t, s.Close(context.Background()))
 	out.say("bye")
 }
+
+// A watched directory that is removed or renamed takes its inotify watch
+// with it (IN_DELETE_SELF, IN_MOVE_SELF). The watch reports the file gone,
+// then sees the directory again once something makes it: another program,
+// or the Store's own next save (which is still not echoed).
+func TestWatchDirectoryRemovedOrRenamed(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "state")
+	path := filepath.Join(dir, "s.json")
+	s := NewStore(Options{})
+	defer s.Close(context.Background())
+	f, err := Open[string](s, path)
+	require.NoError(t, err)
+	require.NoError(t, f.Save("start"))
+	require.NoError(t, f.Flush(context.Background()))
+	r, stop := watchReports(t, f)
+	defer stop()
+	gone := "error: open " + path + ": no such file or directory"
+
+	require.NoError(t, os.RemoveAll(dir))
+	assert.Equal(t, gone, r.next(t), "removed with its directory")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	editorReplace(t, path, "\"after remove\"\n")
+	assert.Equal(t, "after remove", r.next(t), "a new directory at the name is watched")
+
+	require.NoError(t, os.Rename(dir, filepath.Join(base, "state.old")))
+	assert.Equal(t, gone, r.next(t), "renamed away with its directory")
+	require.NoError(t, os.Mkdir(dir, 0o700))
+	editorReplace(t, path, "\"after rename\"\n")
+	assert.Equal(t, "after rename", r.next(t))
+	editorReplace(t, filepath.Join(base, "state.old", "s.json"), "\"old dir\"\n")
+
+	require.NoError(t, os.RemoveAll(dir))
+	assert.Equal(t, gone, r.next(t))
+	require.NoError(t, f.Save("mine")) // makes the directory again
+	require.NoError(t, f.Flush(context.Background()))
+	editorReplace(t, path, "\"sentinel\"\n")
+	assert.Equal(t, "sentinel", r.next(t), "no echo of the own save, nothing from the old directory, before the sentinel")
+	assert.Empty(t, r, "reports after the sentinel")
+}
