@@ -49,6 +49,13 @@
 // mode background ranged from 98 to 239 ms and its maximum reached 3.1 s;
 // forking from SCHED_IDLE directly gave a p95 of 610 ms in the one run made.
 //
+// Under disk load (BenchmarkStartUnderDiskLoad: two writers at the default
+// I/O priority, the child's binary not in the page cache, mq-deadline), two
+// runs of 200 Starts gave p50/p95: off 1.3-1.9/47-64 ms, utility
+// 4.8-5.8/71-73 ms, background 12-17/88-102 ms (max 156 ms): the child
+// execs at I/O class idle. Start waits for exec in every mode, so call it
+// off the UI goroutine.
+//
 // Autogroup: with /proc/sys/kernel/sched_autogroup_enabled at 1, a child in
 // a new session (SysProcAttr.Setsid, as every PTY child) gets an autogroup
 // of its own, and its nice value then weighs only against its own group, not
