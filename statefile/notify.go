@@ -56,14 +56,16 @@ type dirWatcher struct {
 	paths map[string]*watchedPath // by absolute path
 	dirs  map[string]int          // watched directory -> live watches in it
 	regs  map[*watchReg]struct{}  // live watches, for Store.Close
-	lost  map[string]struct{}     // watched directories whose watch the kernel dropped
+	lost  map[string]bool         // watched directories whose watch is gone -> a retry's error was logged
 }
 
-// rearmEvery is how often the watch loop tries to watch again a directory
-// that was removed or renamed (the kernel drops a watch with its inode:
-// IN_DELETE_SELF, IN_MOVE_SELF, inotify(7)), until one is back at the name.
-// Only while such a directory has live watches; a Save through the Store
-// makes it again, as may the app or a sync tool.
+// rearmEvery is how often the Store tries to watch again a directory whose
+// watch is gone, until a directory is back at the name. inotify drops a
+// watch when its directory is deleted (IN_DELETE_SELF, inotify(7)), and
+// fsnotify drops it when the directory is moved (its watch would follow the
+// inode to the new name: IN_MOVE_SELF). Retries run only while such a
+// directory has live watches; a Save through the Store makes it again, as
+// may the app or a sync tool.
 const rearmEvery = time.Second
 
 type watchedPath struct {
@@ -86,7 +88,7 @@ func startDirWatcher(s *Store, n notifier) *dirWatcher {
 		paths: make(map[string]*watchedPath),
 		dirs:  make(map[string]int),
 		regs:  make(map[*watchReg]struct{}),
-		lost:  make(map[string]struct{}),
+		lost:  make(map[string]bool),
 	}
 	go dw.loop()
 	return dw
@@ -95,7 +97,13 @@ func startDirWatcher(s *Store, n notifier) *dirWatcher {
 // addWatch registers sub for q's path, starting the Store's notifier with
 // its first watch and adding the path's directory with the directory's
 // first watch.
-func (s *Store) addWatch(q *queue, sub subscriber) (*watchReg, error) {
+func (s *Store) addWatch(q *queue, sub subscriber) (_ *watchReg, err error) {
+	var ended <-chan struct{}
+	defer func() {
+		if ended != nil {
+			<-ended // after the Unlock below: the loop's end may wait for a rearm, which takes watchMu
+		}
+	}()
 	s.watchMu.Lock()
 	defer s.watchMu.Unlock()
 	if s.closed.Load() {
@@ -110,12 +118,17 @@ func (s *Store) addWatch(q *queue, sub subscriber) (*watchReg, error) {
 	}
 	reg := &watchReg{dw: s.watcher, q: q, sub: sub, dir: filepath.Dir(q.path)}
 	q.addSub(sub)
-	if reg.dw.register(reg) {
+	// A directory whose watch is gone (see rearmEvery) is made and added
+	// again like a new one, as a Watch promises; the rearm goroutine then
+	// finds it no longer lost.
+	if newDir := reg.dw.register(reg); newDir || reg.dw.isLost(reg.dir) {
 		if err := s.addDir(reg.dw.n, reg.dir); err != nil {
-			if ended := s.dropLocked(reg); ended != nil {
-				<-ended // the loop takes no lock that watchMu guards
-			}
+			ended = s.dropLocked(reg)
 			return nil, fmt.Errorf("statefile: watch %s: %w", q.path, err)
+		}
+		if !newDir {
+			reg.dw.found(reg.dir)
+			reg.dw.checkDir(reg.dir) // the other watches there may have missed changes
 		}
 	}
 	return reg, nil
@@ -227,22 +240,35 @@ func (dw *dirWatcher) unregister(reg *watchReg) (lastInDir, last bool) {
 
 // loop is the watch goroutine: it feeds the notifier's events for watched
 // paths to a settler and asks the paths' writers for a check when a burst
-// settles. When a watched directory goes, it checks the directory's paths
-// and watches the directory again once it is back. It ends when the
-// notifier's channels close.
+// settles. When a watched directory goes, or another takes its name, it
+// checks the directory's paths and has the directory watched again once one
+// is back. It ends when the notifier's channels close.
+//
+// The loop never calls the notifier itself: fsnotify's reader sends errors
+// while holding the lock its Add and Remove take, and only this loop reads
+// them. Re-adding runs on a goroutine of its own (rearm), at most one at a
+// time, which the loop waits for before it ends.
 func (dw *dirWatcher) loop() {
 	defer close(dw.done)
 	st := newSettler(settleQuiet, settleMax)
 	timer := time.NewTimer(settleMax)
 	timer.Stop()
 	defer timer.Stop()
-	var rearm *time.Timer // runs while a directory is lost
+	var (
+		retry     *time.Timer // set while a lost directory waits for its next try
+		retryC    <-chan time.Time
+		tryNow    bool                     // a directory was just lost: try at once
+		rearming  bool                     // a rearm goroutine runs
+		rearmDone = make(chan []string, 1) // its result: the directories watched again
+	)
 	defer func() {
-		if rearm != nil {
-			rearm.Stop()
+		if retry != nil {
+			retry.Stop()
+		}
+		if rearming {
+			<-rearmDone
 		}
 	}()
-	var rearmC <-chan time.Time
 	events, errs := dw.n.Events(), dw.n.Errors()
 	for events != nil || errs != nil {
 		select {
@@ -252,8 +278,11 @@ func (dw *dirWatcher) loop() {
 				events = nil
 			case dw.watched(ev.Name):
 				st.poke(ev.Name, time.Now())
-			case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename):
-				dw.dirGone(st, ev.Name)
+			case ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) || ev.Has(fsnotify.Create):
+				// Remove, Rename: the directory went with its watch. Create
+				// (its parent is watched too): another directory took the
+				// name, and the watch may still be on the old one.
+				tryNow = dw.dirLost(st, ev.Name) || tryNow
 			}
 		case err, ok := <-errs:
 			if !ok {
@@ -263,42 +292,65 @@ func (dw *dirWatcher) loop() {
 			}
 		case <-timer.C:
 			dw.check(st.due(time.Now()))
-		case <-rearmC:
-			rearm, rearmC = nil, nil
-			dw.rearm(st)
+		case <-retryC:
+			retry, retryC, tryNow = nil, nil, true
+		case back := <-rearmDone:
+			rearming = false
+			dw.mu.Lock()
+			for _, d := range back {
+				dw.pokeDirLocked(st, d)
+			}
+			dw.mu.Unlock()
 		}
 		if at, ok := st.next(); ok {
 			timer.Reset(time.Until(at))
 		} else {
 			timer.Stop()
 		}
-		if rearm == nil && dw.anyLost() {
-			rearm = time.NewTimer(rearmEvery)
-			rearmC = rearm.C
+		switch {
+		case rearming || events == nil:
+		case tryNow:
+			tryNow, rearming = false, true
+			if retry != nil {
+				retry.Stop()
+				retry, retryC = nil, nil
+			}
+			go dw.rearm(rearmDone)
+		case retry == nil && dw.anyLost():
+			retry = time.NewTimer(rearmEvery)
+			retryC = retry.C
 		}
 	}
 }
 
-// dirGone handles the removal or rename of what may be a watched
-// directory: the kernel has dropped its watch, and the files in it are gone
-// from their paths (a rename of the directory reports nothing for them), so
-// each watched path in it gets a check. It then tries to watch the
-// directory again at once, for a directory swapped for another.
-func (dw *dirWatcher) dirGone(st *settler, dir string) {
+// dirLost handles an event on a name that may be a watched directory: it
+// marks the directory lost and its watched paths for a check (a rename of
+// the directory reports nothing for the files in it), and reports whether
+// it was one.
+func (dw *dirWatcher) dirLost(st *settler, dir string) bool {
 	dw.mu.Lock()
+	defer dw.mu.Unlock()
 	if dw.dirs[dir] == 0 {
-		dw.mu.Unlock()
-		return
+		return false
 	}
-	dw.lost[dir] = struct{}{}
+	dw.lost[dir] = false
 	dw.pokeDirLocked(st, dir)
-	dw.mu.Unlock()
-	dw.rearm(st)
+	return true
 }
 
-// rearm tries to watch each lost directory again. A directory back at its
-// name gets its paths checked, for files made in it before the watch was.
-func (dw *dirWatcher) rearm(st *settler) {
+// rearm tries to watch each lost directory again and sends the ones it
+// could on done (which has room: one rearm runs at a time). It holds
+// s.watchMu, as Watch and stop do around their notifier calls, so no watch
+// starts or stops in a directory meanwhile.
+func (dw *dirWatcher) rearm(done chan<- []string) {
+	var back []string
+	defer func() { done <- back }()
+	s := dw.s
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.watcher != dw {
+		return // the Store's last watch stopped; the notifier is closed
+	}
 	dw.mu.Lock()
 	dirs := make([]string, 0, len(dw.lost))
 	for d := range dw.lost {
@@ -306,24 +358,27 @@ func (dw *dirWatcher) rearm(st *settler) {
 	}
 	dw.mu.Unlock()
 	for _, d := range dirs {
-		err := dw.n.Add(d)
-		dw.mu.Lock()
-		switch {
-		case err == nil && dw.dirs[d] == 0:
-			// Its last watch stopped meanwhile, and that stop's Remove
-			// came before this Add.
-			dw.mu.Unlock()
-			dw.n.Remove(d) //nolint:errcheck
-			continue
-		case err == nil:
-			delete(dw.lost, d)
-			dw.pokeDirLocked(st, d)
-		case !errors.Is(err, fs.ErrNotExist):
-			if l := dw.s.opts.Logger; l != nil {
-				l.Warn("statefile: watch the directory again", slog.String("dir", d), slog.Any("err", err))
-			}
+		if fi, err := s.stat(d); err != nil || !fi.IsDir() {
+			continue // not back yet (or a file took the name)
 		}
+		if err := dw.n.Add(d); err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue // gone again since the stat
+			}
+			dw.mu.Lock()
+			warned := dw.lost[d]
+			dw.lost[d] = true
+			dw.mu.Unlock()
+			if l := s.opts.Logger; l != nil && !warned {
+				l.Warn("statefile: cannot watch a directory again; retrying every second",
+					slog.String("dir", d), slog.Any("err", err))
+			}
+			continue
+		}
+		dw.mu.Lock()
+		delete(dw.lost, d)
 		dw.mu.Unlock()
+		back = append(back, d)
 	}
 }
 
@@ -331,6 +386,21 @@ func (dw *dirWatcher) anyLost() bool {
 	dw.mu.Lock()
 	defer dw.mu.Unlock()
 	return len(dw.lost) > 0
+}
+
+// isLost reports whether dir's watch is gone and not yet back.
+func (dw *dirWatcher) isLost(dir string) bool {
+	dw.mu.Lock()
+	defer dw.mu.Unlock()
+	_, ok := dw.lost[dir]
+	return ok
+}
+
+// found marks dir as watched again (a Watch made and added it).
+func (dw *dirWatcher) found(dir string) {
+	dw.mu.Lock()
+	defer dw.mu.Unlock()
+	delete(dw.lost, dir)
 }
 
 // pokeDirLocked marks every watched path in dir for a check; dw.mu is held.
@@ -361,6 +431,21 @@ func (dw *dirWatcher) missed(st *settler, err error) {
 	defer dw.mu.Unlock()
 	for p := range dw.paths {
 		st.poke(p, now)
+	}
+}
+
+// checkDir queues a check on the writer of each path watched in dir.
+func (dw *dirWatcher) checkDir(dir string) {
+	var qs []*queue
+	dw.mu.Lock()
+	for p, wp := range dw.paths {
+		if filepath.Dir(p) == dir {
+			qs = append(qs, wp.q)
+		}
+	}
+	dw.mu.Unlock()
+	for _, q := range qs {
+		q.requestCheck()
 	}
 }
 

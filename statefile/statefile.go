@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -21,6 +22,7 @@ type Store struct {
 	closed   atomic.Bool // written under mu; read under a queue's mu where a Save must not slip past it
 	commit   commitFunc  // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
+	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
 
 	newNotifier func() (notifier, error) // fsnotify; tests replace it
 	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
@@ -39,6 +41,7 @@ func NewStore(opts Options) *Store {
 		opts:     opts,
 		files:    make(map[string]*queue),
 		readFile: os.ReadFile,
+		stat:     os.Stat,
 
 		newNotifier: newFSNotifier,
 	}
@@ -100,8 +103,9 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 // Flush waits until every save and remove queued on any path before the
 // call has reached the disk (or failed). It returns nil when all drained and
 // none failed. A failure is reported to every Flush that was waiting when it
-// happened or, if none was, to the next Flush (and any that start before that
-// one returns); later Flushes do not report it again. When ctx ends first
+// happened or, if none was, to the next Flush (and any that start before
+// one of them has taken it); later Flushes do not report it again. When ctx
+// ends first
 // it returns at once with a [*NotDrainedError] naming the paths still
 // pending, and errors.Is(err, ctx.Err()) holds. The writers keep going.
 func (s *Store) Flush(ctx context.Context) error {

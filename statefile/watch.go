@@ -44,7 +44,10 @@ import (
 // directory is removed or renamed, fn gets fs.ErrNotExist for the file, and
 // the watch tries every second to watch a directory at that name again
 // (another program's, or the one the next Save makes); once it can, it
-// checks the file and reports what it finds.
+// checks the file and reports what it finds. A directory renamed over the
+// name is seen at once when its parent is watched too. Linux reports a
+// removed directory only when no process holds it open any more (a shell
+// cd'd into it delays the report until it leaves).
 // Watch does this setup on the caller (an inotify_add_watch on Linux), and
 // returns its error with the path; after [Store.Close] it returns
 // [ErrClosed].

@@ -311,3 +311,34 @@ func TestWatchDirectoryRemovedOrRenamed(t *testing.T) {
 	assert.Equal(t, "sentinel", r.next(t), "no echo of the own save, nothing from the old directory, before the sentinel")
 	assert.Empty(t, r, "reports after the sentinel")
 }
+
+// Directory churn under a watched parent: the state directory is moved away
+// and deleted over and over (fsnotify then sends errors for watches it
+// cannot remove, holding the lock its Add takes). Every watch keeps
+// working, and Close returns.
+func TestWatchDirectoryChurn(t *testing.T) {
+	base := t.TempDir()
+	dir := filepath.Join(base, "state")
+	trash := filepath.Join(t.TempDir(), "trash")
+	s := NewStore(Options{})
+	top, err := Open[string](s, filepath.Join(base, "x.json"))
+	require.NoError(t, err)
+	f, err := Open[string](s, filepath.Join(dir, "s.json"))
+	require.NoError(t, err)
+	rTop, stopTop := watchReports(t, top)
+	defer stopTop()
+	_, stop := watchReports(t, f)
+	defer stop()
+	for i := range 50 {
+		require.NoError(t, os.MkdirAll(dir, 0o700))
+		editorReplace(t, filepath.Join(dir, "s.json"), fmt.Sprintf("\"%d\"\n", i))
+		require.NoError(t, os.Rename(dir, trash))
+		require.NoError(t, os.RemoveAll(trash))
+	}
+	editorReplace(t, filepath.Join(base, "x.json"), "\"sentinel\"\n")
+	for v := rTop.next(t); v != "sentinel"; v = rTop.next(t) {
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	assert.NoError(t, s.Close(ctx), "Close after the churn")
+}

@@ -224,3 +224,108 @@ func TestWatchSetupErrors(t *testing.T) {
 		assert.ErrorContains(t, err, "/state/e.json")
 	})
 }
+
+// A watched directory that goes (Remove or Rename of its name: inotify or
+// fsnotify then drop its watch) reports its file gone, is not added again
+// while it is missing, and is added again within rearmEvery once it is back,
+// with a check that reports what was written there meanwhile. The re-add
+// runs off the watch loop: the fake's Add, like fsnotify's, cannot proceed
+// until the loop takes an error the notifier is sending, so a loop that
+// called Add itself would deadlock here.
+func TestWatchRearmsLostDirectory(t *testing.T) {
+	for _, op := range []fsnotify.Op{fsnotify.Remove, fsnotify.Rename} {
+		t.Run(op.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newWatchRig(t)
+				f, _ := Open[string](r.s, "/state/a.json")
+				f.Save("one")
+				require.NoError(t, f.Flush(context.Background()))
+				c := newCalls()
+				stop := watchT(t, f, c)
+				defer stop()
+				r.n.addHook = func(string) { r.n.fail(errors.New("inotify queue overflow")) }
+
+				r.setGone("/state", true)
+				r.externalRemove("/state/a.json")
+				r.n.emit("/state", op)
+				elapse(settleMax)
+				got := c.take()
+				require.Len(t, got, 1)
+				assert.ErrorIs(t, got[0].err, fs.ErrNotExist)
+				elapse(5 * rearmEvery)
+				assert.Equal(t, 1, r.n.addCount("/state"), "added again while missing")
+
+				r.external("/state/a.json", "\"two\"\n") // no events: nothing watches the new directory yet
+				r.setGone("/state", false)
+				elapse(rearmEvery + settleMax)
+				assert.Equal(t, 2, r.n.addCount("/state"), "added again once back")
+				got = c.take()
+				require.Len(t, got, 1, "the check after the re-add")
+				assert.Equal(t, "two", got[0].v)
+
+				r.external("/state/a.json", "\"three\"\n", fsnotify.Create)
+				elapse(settleMax)
+				got = c.take()
+				require.Len(t, got, 1, "events flow again")
+				assert.Equal(t, "three", got[0].v)
+				elapse(5 * rearmEvery)
+				assert.Equal(t, 2, r.n.addCount("/state"), "no retries once watched")
+			})
+		})
+	}
+}
+
+// Another directory renamed over a watched one's name shows only as a
+// Create of that name in its parent (fsnotify reports nothing for the old
+// directory when its parent is watched too): the watch is added again at
+// once and the file checked.
+func TestWatchDirectoryReplacedInPlace(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newWatchRig(t)
+		f, _ := Open[string](r.s, "/state/a.json")
+		c := newCalls()
+		stop := watchT(t, f, c)
+		defer stop()
+		r.external("/state/a.json", "\"swapped\"\n")
+		r.n.emit("/state", fsnotify.Create)
+		elapse(settleMax)
+		assert.Equal(t, 2, r.n.addCount("/state"))
+		got := c.take()
+		require.Len(t, got, 1)
+		assert.Equal(t, "swapped", got[0].v)
+	})
+}
+
+// A watch that stops while its directory is lost ends the retries and the
+// loop with it; a Watch started in a lost directory makes and adds it.
+func TestWatchStopAndStartWhileLost(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		r := newWatchRig(t)
+		f, _ := Open[string](r.s, "/state/a.json")
+		stop := watchT(t, f, newCalls())
+		g, _ := Open[string](r.s, "/other/b.json")
+		stopOther := watchT(t, g, newCalls())
+		r.setGone("/state", true)
+		r.n.emit("/state", fsnotify.Remove)
+		elapse(rearmEvery / 2)
+		stop()
+		elapse(5 * rearmEvery)
+		assert.Equal(t, 1, r.n.addCount("/state"), "retries after the last watch in it stopped")
+
+		stop = watchT(t, f, newCalls()) // /state is new to the watcher again
+		assert.Equal(t, 2, r.n.addCount("/state"))
+		r.n.emit("/state", fsnotify.Remove)
+		elapse(rearmEvery / 2)
+		h, _ := Open[string](r.s, "/state/c.json")
+		c := newCalls()
+		stopC := watchT(t, h, c) // in a lost directory: added at once
+		assert.Equal(t, 3, r.n.addCount("/state"))
+		elapse(5 * rearmEvery)
+		assert.Equal(t, 3, r.n.addCount("/state"), "no retries once a Watch added it")
+		stopC()
+		stop()
+		stopOther()
+		_, closed, _ := r.n.state()
+		assert.True(t, closed)
+	})
+}

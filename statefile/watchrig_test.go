@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"io/fs"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -21,23 +22,43 @@ type fakeNotifier struct {
 	events chan fsnotify.Event
 	errs   chan error
 
-	mu      sync.Mutex     // protects the fields below; held while emit sends
+	mu      chanMutex      // protects the fields below; held while emit sends, as fsnotify's reader holds its lock
 	dirs    map[string]int // Add calls minus Remove calls, by directory
+	adds    map[string]int // Add calls, by directory
 	closed  bool
 	created int // notifiers made by the Store (newNotifier calls)
+
+	addHook func(dir string) // if set, Add calls it first; set before the watch that uses it starts
 }
+
+// chanMutex is a mutex made of a channel: a goroutine blocked on it is
+// durably blocked for testing/synctest (one blocked on a sync.Mutex is
+// not), so a deadlock through the fake notifier's lock fails the test at
+// once instead of hanging it.
+type chanMutex chan struct{}
+
+func (m chanMutex) Lock()   { m <- struct{}{} }
+func (m chanMutex) Unlock() { <-m }
 
 // watchRig is a Store on a fake disk with a fake notifier.
 type watchRig struct {
 	s *Store
 	d *fakeDisk
 	n *fakeNotifier
+
+	mu   sync.Mutex      // protects gone
+	gone map[string]bool // directories the Store's stat does not find
 }
 
 func newWatchRig(t *testing.T) *watchRig {
 	t.Helper()
 	s := NewStore(Options{})
-	r := &watchRig{s: s, d: newFakeDisk(s, false), n: &fakeNotifier{dirs: make(map[string]int)}}
+	r := &watchRig{
+		s: s, d: newFakeDisk(s, false),
+		n:    &fakeNotifier{mu: make(chanMutex, 1), dirs: make(map[string]int), adds: make(map[string]int)},
+		gone: make(map[string]bool),
+	}
+	s.stat = r.stat
 	s.newNotifier = func() (notifier, error) {
 		r.n.mu.Lock()
 		defer r.n.mu.Unlock()
@@ -55,11 +76,42 @@ func newWatchRig(t *testing.T) *watchRig {
 }
 
 func (n *fakeNotifier) Add(dir string) error {
+	if n.addHook != nil {
+		n.addHook(dir)
+	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.dirs[dir]++
+	n.adds[dir]++
 	return nil
 }
+
+func (n *fakeNotifier) addCount(dir string) int {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.adds[dir]
+}
+
+// setGone makes dir missing (or present again) for the Store's stat.
+func (r *watchRig) setGone(dir string, gone bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.gone[dir] = gone
+}
+
+func (r *watchRig) stat(dir string) (fs.FileInfo, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.gone[dir] {
+		return nil, &fs.PathError{Op: "stat", Path: dir, Err: fs.ErrNotExist}
+	}
+	return fakeDirInfo{}, nil
+}
+
+// fakeDirInfo is what the rig's stat returns for a directory that is there.
+type fakeDirInfo struct{ fs.FileInfo }
+
+func (fakeDirInfo) IsDir() bool { return true }
 
 func (n *fakeNotifier) Remove(dir string) error {
 	n.mu.Lock()
