@@ -68,8 +68,10 @@ func nobodyHelperCmd(t *testing.T, test, name string) *exec.Cmd {
 // on (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice), so while
 // this test, as root, rewrites the autogroup nice value of a Setsid child of
 // its own without pause, every write of the helper, run as user nobody,
-// meets EAGAIN. (Not the test's own autogroup: under a runner that never
-// called setsid it is the default one, which takes no nice value.)
+// meets EAGAIN. (A child's autogroup rather than the test's own: under a
+// runner that never called setsid the test's is the default one, whose
+// writes fail with EINVAL; they would still move the window, but a write
+// that succeeds shows the test is doing what it means to.)
 func TestStartKillsChildOnLateError(t *testing.T) {
 	cmd := nobodyHelperCmd(t, "TestStartKillsChildOnLateError", "autogroup-exhausted")
 	spin := exec.Command("/bin/sh", "-c", "read stop")

@@ -51,8 +51,8 @@
 //
 // Under disk load (BenchmarkStartUnderDiskLoad: two writers at the default
 // I/O priority, the child's binary not in the page cache, mq-deadline), two
-// runs of 200 Starts gave p50/p95: off 1.3-1.9/47-64 ms, utility
-// 4.8-5.8/71-73 ms, background 12-17/88-102 ms (max 156 ms): the child
+// runs of 200 Starts gave p50/p95: off 0.9-1.1/58 ms, utility
+// 3.1-3.6/61-62 ms, background 8.5-14/90-97 ms (max 117 ms): the child
 // execs at I/O class idle. Start waits for exec in every mode, so call it
 // off the UI goroutine.
 //
