@@ -167,7 +167,7 @@ func threadStates(t *testing.T) map[int]Applied {
 // lowered (differs from b) to exit, as retired threads do moments after
 // their goroutine ends, then checks every thread is like b. It waits on a
 // thread pidfd (pidfd_open(2), PIDFD_THREAD since Linux 6.9: readable when
-// the thread exits), at most 10 s a thread.
+// the thread exits), or on older kernels on /proc, at most 10 s a thread.
 func requireNoLoweredThread(t *testing.T, b Applied) {
 	t.Helper()
 	for tid, a := range threadStates(t) {
@@ -187,7 +187,11 @@ func waitThreadExit(t *testing.T, tid int) {
 		return // gone already
 	}
 	if errors.Is(err, unix.EINVAL) {
-		t.Skipf("pidfd_open(PIDFD_THREAD) needs Linux 6.9 or later: %v", err)
+		// Before Linux 6.9 there is no thread pidfd and nothing else
+		// notifies a thread's exit to another thread: look for it in
+		// /proc every millisecond instead.
+		waitThreadGone(t, tid)
+		return
 	}
 	require.NoError(t, err)
 	defer unix.Close(fd)
@@ -200,6 +204,21 @@ func waitThreadExit(t *testing.T, tid int) {
 		require.NoError(t, err)
 		require.Equal(t, 1, n, "thread %d stayed lowered for 10 s without exiting", tid)
 		return
+	}
+}
+
+// waitThreadGone waits, at most 10 s, until /proc no longer lists thread
+// tid of this process.
+func waitThreadGone(t *testing.T, tid int) {
+	t.Helper()
+	path := fmt.Sprintf("/proc/%d/task/%d", os.Getpid(), tid)
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		require.True(t, time.Now().Before(deadline), "thread %d stayed lowered for 10 s without exiting", tid)
+		<-time.NewTimer(time.Millisecond).C
 	}
 }
 
