@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -119,15 +120,22 @@ func (s *Store) addWatch(q *queue, sub subscriber) (_ *watchReg, err error) {
 	reg := &watchReg{dw: s.watcher, q: q, sub: sub, dir: filepath.Dir(q.path)}
 	q.addSub(sub)
 	// A directory whose watch is gone (see rearmEvery) is made and added
-	// again like a new one, as a Watch promises; the rearm goroutine then
-	// finds it no longer lost.
-	if newDir := reg.dw.register(reg); newDir || reg.dw.isLost(reg.dir) {
+	// again like a new one, as a Watch promises. Its lost mark is taken
+	// before the Add, so a loss the loop sees meanwhile marks it again.
+	newDir := reg.dw.register(reg)
+	wasLost, warned := false, false
+	if !newDir {
+		wasLost, warned = reg.dw.takeLost(reg.dir)
+	}
+	if newDir || wasLost {
 		if err := s.addDir(reg.dw.n, reg.dir); err != nil {
+			if wasLost {
+				reg.dw.markLost(reg.dir, warned)
+			}
 			ended = s.dropLocked(reg)
 			return nil, fmt.Errorf("statefile: watch %s: %w", q.path, err)
 		}
-		if !newDir {
-			reg.dw.found(reg.dir)
+		if wasLost {
 			reg.dw.checkDir(reg.dir) // the other watches there may have missed changes
 		}
 	}
@@ -137,6 +145,10 @@ func (s *Store) addWatch(q *queue, sub subscriber) (_ *watchReg, err error) {
 // addDir watches dir, creating it first (0o700, as a save would) when it
 // is missing, so a watch can start before the first save.
 func (s *Store) addDir(n notifier, dir string) error {
+	// inotify would watch a file as readily as a directory.
+	if fi, err := s.stat(dir); err == nil && !fi.IsDir() {
+		return &fs.PathError{Op: "watch", Path: dir, Err: syscall.ENOTDIR}
+	}
 	err := n.Add(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = s.mkdirAll(dir); err != nil {
@@ -333,7 +345,7 @@ func (dw *dirWatcher) dirLost(st *settler, dir string) bool {
 	if dw.dirs[dir] == 0 {
 		return false
 	}
-	dw.lost[dir] = false
+	dw.lost[dir] = dw.lost[dir] // keeps whether a retry's error was logged
 	dw.pokeDirLocked(st, dir)
 	return true
 }
@@ -361,24 +373,20 @@ func (dw *dirWatcher) rearm(done chan<- []string) {
 		if fi, err := s.stat(d); err != nil || !fi.IsDir() {
 			continue // not back yet (or a file took the name)
 		}
-		if err := dw.n.Add(d); err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				continue // gone again since the stat
-			}
-			dw.mu.Lock()
-			warned := dw.lost[d]
-			dw.lost[d] = true
-			dw.mu.Unlock()
-			if l := s.opts.Logger; l != nil && !warned {
-				l.Warn("statefile: cannot watch a directory again; retrying every second",
-					slog.String("dir", d), slog.Any("err", err))
-			}
+		// The mark goes before the Add, so a loss the loop sees meanwhile
+		// marks the directory again instead of being wiped after it.
+		_, warned := dw.takeLost(d)
+		err := dw.n.Add(d)
+		if err == nil {
+			back = append(back, d)
 			continue
 		}
-		dw.mu.Lock()
-		delete(dw.lost, d)
-		dw.mu.Unlock()
-		back = append(back, d)
+		logIt := !warned && !errors.Is(err, fs.ErrNotExist) // ENOENT: gone again since the stat
+		dw.markLost(d, warned || logIt)
+		if l := s.opts.Logger; l != nil && logIt {
+			l.Warn("statefile: cannot watch a directory again; retrying every second",
+				slog.String("dir", d), slog.Any("err", err))
+		}
 	}
 }
 
@@ -388,19 +396,24 @@ func (dw *dirWatcher) anyLost() bool {
 	return len(dw.lost) > 0
 }
 
-// isLost reports whether dir's watch is gone and not yet back.
-func (dw *dirWatcher) isLost(dir string) bool {
+// takeLost removes dir's lost mark before an Add of dir, and reports
+// whether it had one and whether its retry error was logged.
+func (dw *dirWatcher) takeLost(dir string) (wasLost, warned bool) {
 	dw.mu.Lock()
 	defer dw.mu.Unlock()
-	_, ok := dw.lost[dir]
-	return ok
+	warned, wasLost = dw.lost[dir]
+	delete(dw.lost, dir)
+	return wasLost, warned
 }
 
-// found marks dir as watched again (a Watch made and added it).
-func (dw *dirWatcher) found(dir string) {
+// markLost puts back the lost mark of dir after a failed Add, unless the
+// loop marked it meanwhile or its last watch stopped.
+func (dw *dirWatcher) markLost(dir string, warned bool) {
 	dw.mu.Lock()
 	defer dw.mu.Unlock()
-	delete(dw.lost, dir)
+	if dw.dirs[dir] > 0 {
+		dw.lost[dir] = dw.lost[dir] || warned
+	}
 }
 
 // pokeDirLocked marks every watched path in dir for a check; dw.mu is held.

@@ -314,7 +314,7 @@ func TestWatchDirectoryRemovedOrRenamed(t *testing.T) {
 
 // Directory churn under a watched parent: the state directory is moved away
 // and deleted over and over (fsnotify then sends errors for watches it
-// cannot remove, holding the lock its Add takes). Every watch keeps
+// cannot remove, holding the lock its Add takes). Both watches keep
 // working, and Close returns.
 func TestWatchDirectoryChurn(t *testing.T) {
 	base := t.TempDir()
@@ -325,20 +325,44 @@ func TestWatchDirectoryChurn(t *testing.T) {
 	require.NoError(t, err)
 	f, err := Open[string](s, filepath.Join(dir, "s.json"))
 	require.NoError(t, err)
-	rTop, stopTop := watchReports(t, top)
-	defer stopTop()
-	_, stop := watchReports(t, f)
-	defer stop()
+	rTop, _ := watchReports(t, top)
+	rState := make(reports, 1)
+	_, err = f.Watch(func(v string, err error) {
+		if err == nil && v == "sentinel" {
+			select {
+			case rState <- v:
+			default: // never block the watch: Close waits for fn
+			}
+		}
+	})
+	require.NoError(t, err)
 	for i := range 50 {
 		require.NoError(t, os.MkdirAll(dir, 0o700))
 		editorReplace(t, filepath.Join(dir, "s.json"), fmt.Sprintf("\"%d\"\n", i))
 		require.NoError(t, os.Rename(dir, trash))
 		require.NoError(t, os.RemoveAll(trash))
 	}
+	require.NoError(t, os.MkdirAll(dir, 0o700))
+	editorReplace(t, filepath.Join(dir, "s.json"), "\"sentinel\"\n")
+	assert.Equal(t, "sentinel", rState.next(t), "the watch in the churned directory")
 	editorReplace(t, filepath.Join(base, "x.json"), "\"sentinel\"\n")
 	for v := rTop.next(t); v != "sentinel"; v = rTop.next(t) {
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	assert.NoError(t, s.Close(ctx), "Close after the churn")
+
+	// A deadlock would hang Close (and the watches' stop) rather than fail
+	// it: give it a goroutine and a deadline.
+	closed := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		closed <- s.Close(ctx)
+	}()
+	timer := time.NewTimer(lineWait)
+	defer timer.Stop()
+	select {
+	case err := <-closed:
+		assert.NoError(t, err, "Close after the churn")
+	case <-timer.C:
+		t.Fatalf("Close did not return in %v after the churn", lineWait)
+	}
 }

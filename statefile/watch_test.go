@@ -1,10 +1,14 @@
 package statefile
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -296,8 +300,10 @@ func TestWatchDirectoryReplacedInPlace(t *testing.T) {
 	})
 }
 
-// A watch that stops while its directory is lost ends the retries and the
-// loop with it; a Watch started in a lost directory makes and adds it.
+// A watch that stops while its directory is lost ends the retries for it
+// (even once the directory is back), and a Watch started in a lost
+// directory makes and adds it at once, checks the other watches there, and
+// ends the retries.
 func TestWatchStopAndStartWhileLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
@@ -309,17 +315,26 @@ func TestWatchStopAndStartWhileLost(t *testing.T) {
 		r.n.emit("/state", fsnotify.Remove)
 		elapse(rearmEvery / 2)
 		stop()
+		r.setGone("/state", false)
 		elapse(5 * rearmEvery)
 		assert.Equal(t, 1, r.n.addCount("/state"), "retries after the last watch in it stopped")
 
-		stop = watchT(t, f, newCalls()) // /state is new to the watcher again
+		ca := newCalls()
+		stop = watchT(t, f, ca) // /state is new to the watcher again
 		assert.Equal(t, 2, r.n.addCount("/state"))
+		r.setGone("/state", true)
 		r.n.emit("/state", fsnotify.Remove)
-		elapse(rearmEvery / 2)
+		elapse(settleMax)
+		ca.take()
+		r.external("/state/a.json", "\"meanwhile\"\n") // unseen: /state is not watched
 		h, _ := Open[string](r.s, "/state/c.json")
-		c := newCalls()
-		stopC := watchT(t, h, c) // in a lost directory: added at once
+		stopC := watchT(t, h, newCalls()) // in a lost directory: added at once
 		assert.Equal(t, 3, r.n.addCount("/state"))
+		elapse(settleMax) // within the retry's second, with /state still gone for it
+		got := ca.take()
+		require.Len(t, got, 1, "the other watch in the directory is checked")
+		assert.Equal(t, "meanwhile", got[0].v)
+		r.setGone("/state", false)
 		elapse(5 * rearmEvery)
 		assert.Equal(t, 3, r.n.addCount("/state"), "no retries once a Watch added it")
 		stopC()
@@ -327,5 +342,87 @@ func TestWatchStopAndStartWhileLost(t *testing.T) {
 		stopOther()
 		_, closed, _ := r.n.state()
 		assert.True(t, closed)
+	})
+}
+
+// A loss seen while the directory is being added again (it goes at once
+// after the Add) is not wiped by that Add: the directory is added again
+// once it is back. Both the retry and a new Watch add.
+func TestWatchLostDuringReadd(t *testing.T) {
+	for _, by := range []string{"retry", "Watch"} {
+		t.Run(by, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				r := newWatchRig(t)
+				f, _ := Open[string](r.s, "/state/a.json")
+				stop := watchT(t, f, newCalls())
+				defer stop()
+				r.setGone("/state", true)
+				r.n.emit("/state", fsnotify.Remove)
+				elapse(settleMax)
+				once := true
+				r.n.addHook = func(dir string) {
+					if dir != "/state" || !once {
+						return
+					}
+					once = false
+					r.setGone("/state", true)
+					r.n.emit("/state", fsnotify.Remove)
+					r.n.emit("/state/unrelated", fsnotify.Write) // the loop is done with the Remove
+				}
+				switch by {
+				case "retry":
+					r.setGone("/state", false)
+					elapse(rearmEvery)
+				case "Watch":
+					g, _ := Open[string](r.s, "/state/b.json")
+					stopG := watchT(t, g, newCalls())
+					defer stopG()
+				}
+				require.False(t, once, "the hook ran")
+				assert.Equal(t, 2, r.n.addCount("/state"))
+				r.setGone("/state", false)
+				elapse(rearmEvery + settleMax)
+				assert.Equal(t, 3, r.n.addCount("/state"), "added again after the loss during the add")
+			})
+		})
+	}
+}
+
+// A retry whose Add fails (not for a missing directory) logs once and
+// keeps trying; a file at the directory's name is not a directory back,
+// and a Watch there fails with ENOTDIR.
+func TestWatchRetryErrorsAndFileAtName(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var logged bytes.Buffer
+		r := newWatchRig(t)
+		r.s.opts.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+		f, _ := Open[string](r.s, "/state/a.json")
+		c := newCalls()
+		stop := watchT(t, f, c)
+		defer stop()
+		r.setGone("/state", true)
+		r.n.emit("/state", fsnotify.Remove)
+		elapse(settleMax)
+		c.take()
+
+		r.setNotDir("/state", true)
+		r.setGone("/state", false)
+		elapse(3 * rearmEvery)
+		assert.Equal(t, 1, r.n.addCount("/state"), "a file at the name was added as the directory")
+		g, _ := Open[string](r.s, "/state/b.json")
+		_, err := g.Watch(func(string, error) {})
+		assert.ErrorIs(t, err, syscall.ENOTDIR)
+
+		r.setNotDir("/state", false)
+		r.n.setAddErr(syscall.ENOSPC) // inotify's max_user_watches
+		elapse(5 * rearmEvery)
+		assert.Equal(t, 1, strings.Count(logged.String(), "cannot watch a directory again"), "logged once: %s", logged.String())
+		assert.Contains(t, logged.String(), "no space left on device")
+		r.n.setAddErr(nil)
+		r.external("/state/a.json", "\"back\"\n")
+		elapse(rearmEvery + settleMax)
+		got := c.take()
+		require.Len(t, got, 1)
+		assert.Equal(t, "back", got[0].v)
 	})
 }

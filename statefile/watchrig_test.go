@@ -29,6 +29,7 @@ type fakeNotifier struct {
 	created int // notifiers made by the Store (newNotifier calls)
 
 	addHook func(dir string) // if set, Add calls it first; set before the watch that uses it starts
+	addErr  error            // if set, Add fails with it
 }
 
 // chanMutex is a mutex made of a channel: a goroutine blocked on it is
@@ -46,8 +47,9 @@ type watchRig struct {
 	d *fakeDisk
 	n *fakeNotifier
 
-	mu   sync.Mutex      // protects gone
-	gone map[string]bool // directories the Store's stat does not find
+	mu     sync.Mutex      // protects gone and notDir
+	gone   map[string]bool // directories the Store's stat does not find
+	notDir map[string]bool // names the Store's stat finds a file at
 }
 
 func newWatchRig(t *testing.T) *watchRig {
@@ -56,7 +58,7 @@ func newWatchRig(t *testing.T) *watchRig {
 	r := &watchRig{
 		s: s, d: newFakeDisk(s, false),
 		n:    &fakeNotifier{mu: make(chanMutex, 1), dirs: make(map[string]int), adds: make(map[string]int)},
-		gone: make(map[string]bool),
+		gone: make(map[string]bool), notDir: make(map[string]bool),
 	}
 	s.stat = r.stat
 	s.newNotifier = func() (notifier, error) {
@@ -81,9 +83,18 @@ func (n *fakeNotifier) Add(dir string) error {
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.addErr != nil {
+		return n.addErr
+	}
 	n.dirs[dir]++
 	n.adds[dir]++
 	return nil
+}
+
+func (n *fakeNotifier) setAddErr(err error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.addErr = err
 }
 
 func (n *fakeNotifier) addCount(dir string) int {
@@ -105,13 +116,23 @@ func (r *watchRig) stat(dir string) (fs.FileInfo, error) {
 	if r.gone[dir] {
 		return nil, &fs.PathError{Op: "stat", Path: dir, Err: fs.ErrNotExist}
 	}
-	return fakeDirInfo{}, nil
+	return fakeDirInfo{dir: !r.notDir[dir]}, nil
 }
 
-// fakeDirInfo is what the rig's stat returns for a directory that is there.
-type fakeDirInfo struct{ fs.FileInfo }
+// setNotDir puts a file (or, with false, the directory again) at name.
+func (r *watchRig) setNotDir(name string, file bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notDir[name] = file
+}
 
-func (fakeDirInfo) IsDir() bool { return true }
+// fakeDirInfo is what the rig's stat returns for a name that is there.
+type fakeDirInfo struct {
+	fs.FileInfo
+	dir bool
+}
+
+func (i fakeDirInfo) IsDir() bool { return i.dir }
 
 func (n *fakeNotifier) Remove(dir string) error {
 	n.mu.Lock()
