@@ -345,7 +345,9 @@ func (dw *dirWatcher) dirLost(st *settler, dir string) bool {
 	if dw.dirs[dir] == 0 {
 		return false
 	}
-	dw.lost[dir] = dw.lost[dir] // keeps whether a retry's error was logged
+	if _, ok := dw.lost[dir]; !ok { // an existing mark keeps whether its retry error was logged
+		dw.lost[dir] = false
+	}
 	dw.pokeDirLocked(st, dir)
 	return true
 }
