@@ -15,6 +15,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestAutogroupRateLimit runs Start for Setsid children as user nobody, for
@@ -87,16 +88,29 @@ func TestStartKillsChildOnLateError(t *testing.T) {
 	require.NoError(t, writeFile(path, strconv.Itoa(nice)), "root's write to a child's autogroup")
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() {
-		for {
-			select {
-			case <-stop:
-				return
-			default:
-				_ = writeFile(path, strconv.Itoa(nice))
-			}
-		}
-	})
+	// The helper's write lands if no write of ours came in the 100 ms
+	// before it, so ours must never pause that long, even with other test
+	// binaries loading both CPUs: two writers, each on a thread of its own
+	// at nice -20 (root may).
+	// runLowered gives each a fresh thread, never the main one, and retires
+	// it afterwards, as it does for lowered ones.
+	for range 2 {
+		wg.Go(func() {
+			err := runLowered(func() (func() error, error) {
+				return nil, unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -20)
+			}, func() error {
+				for {
+					select {
+					case <-stop:
+						return nil
+					default:
+						_ = writeFile(path, strconv.Itoa(nice))
+					}
+				}
+			})
+			assert.NoError(t, err, "raise the writer's priority")
+		})
+	}
 	out, err := cmd.CombinedOutput()
 	close(stop)
 	wg.Wait()
