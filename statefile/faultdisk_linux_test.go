@@ -145,6 +145,41 @@ func TestFaultyDiskHangingFsync(t *testing.T) {
 	require.NoError(t, s.Close(context.Background()))
 }
 
+// TestFaultyDiskHangingFsyncAllWriters: with MaxParallel 1 the one writer
+// hangs in fsync(2), and another path still loads, saves and flushes, once
+// the hung writer counts as stuck (about a second), instead of never.
+func TestFaultyDiskHangingFsyncAllWriters(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	log := newErrorLog()
+	s := statefile.NewStore(statefile.Options{OnError: log.onError, MaxParallel: 1})
+	hung, err := statefile.Open[string](s, filepath.Join(fsys.Dir(), "hung.json"))
+	require.NoError(t, err)
+	other, err := statefile.Open[string](s, filepath.Join(fsys.Dir(), "other.json"))
+	require.NoError(t, err)
+	expectSaved(t, s, other, log, "other: before")
+
+	h := fsys.Hang(faultfs.Fsync, faultfs.Base("hung.json"))
+	t.Cleanup(h.Release)
+	require.NoError(t, hung.Save("hung: while hung"))
+	<-h.Blocked() // the Store's only writer is now inside fsync(2)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	got, err := other.LoadContext(ctx)
+	require.NoError(t, err, "Load of another path while the only writer hangs")
+	assert.Equal(t, "other: before", got)
+	require.NoError(t, other.Save("other: during"))
+	require.NoError(t, other.Flush(ctx), "Flush of another path while the only writer hangs")
+
+	h.Release()
+	require.NoError(t, s.Flush(context.Background()), "Flush once released")
+	assert.Empty(t, log.drain(), "a hang is not a failure")
+	got, err = hung.Load()
+	require.NoError(t, err)
+	assert.Equal(t, "hung: while hung", got)
+	require.NoError(t, s.Close(context.Background()))
+}
+
 // checkFlushNamesHung: Store.Flush returns by its deadline with the hung
 // path, and only it, pending.
 func checkFlushNamesHung(t *testing.T, s *statefile.Store, path string) {

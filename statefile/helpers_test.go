@@ -18,6 +18,9 @@ func TestMain(m *testing.M) {
 // (which cannot wait on real syscalls).
 type fakeDisk struct {
 	hold chan struct{} // if non-nil, each commit receives from it first
+	// holds maps a path to a channel its commits receive from first (a
+	// disk that hangs for that path only); set before the Store writes it.
+	holds map[string]chan struct{}
 
 	mu      sync.Mutex        // protects the fields below
 	files   map[string][]byte // path -> content
@@ -44,6 +47,9 @@ func (d *fakeDisk) commit(path string, data []byte, tr *SaveTrace) error {
 	d.mu.Unlock()
 	if d.hold != nil {
 		<-d.hold
+	}
+	if h := d.holds[path]; h != nil {
+		<-h
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()

@@ -17,7 +17,10 @@ type Options struct {
 	Durability Durability
 
 	// MaxParallel is the number of paths written at once across the Store.
-	// Zero means 4. A path is only ever written by one writer at a time.
+	// Zero means 4. A path is only ever written by one writer at a time. A
+	// writer inside one disk operation for over a second (a hung disk)
+	// stops counting, so the other paths go on; at most MaxParallel more
+	// writers start that way.
 	MaxParallel int
 
 	// OnError, if set, is called on the writer goroutine for every save,

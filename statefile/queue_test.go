@@ -306,3 +306,50 @@ func TestNoIdleGoroutines(t *testing.T) {
 		assert.Zero(t, s.runningWorkers())
 	})
 }
+
+// A writer inside one disk step for stuckAfter stops counting against
+// MaxParallel: with MaxParallel 1 and one path hung, another path's save
+// lands and its Load answers once the first writer counts as stuck, instead
+// of waiting behind the hang for good. However many paths hang, at most
+// MaxParallel writers more start.
+func TestStuckWriterDoesNotBlockOtherPaths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{MaxParallel: 1})
+		d := newFakeDisk(s, false)
+		d.holds = make(map[string]chan struct{})
+		for _, p := range []string{"/state/hung1.json", "/state/hung2.json", "/state/hung3.json"} {
+			d.holds[p] = make(chan struct{})
+		}
+		hung1, _ := Open[int](s, "/state/hung1.json")
+		hung1.Save(1)
+		synctest.Wait()
+		ok, _ := Open[int](s, "/state/ok.json")
+		start := time.Now()
+		ok.Save(7)
+		require.NoError(t, ok.Flush(context.Background()))
+		assert.Equal(t, stuckAfter, time.Since(start), "the other path's save waits until the hung writer counts as stuck, no longer")
+		v, err := ok.Load()
+		require.NoError(t, err)
+		assert.Equal(t, 7, v)
+
+		for _, p := range []string{"/state/hung2.json", "/state/hung3.json"} {
+			f, _ := Open[int](s, p)
+			f.Save(1)
+		}
+		elapse(10 * stuckAfter)
+		assert.Equal(t, 2, s.runningWorkers(), "writers: MaxParallel plus at most MaxParallel more for stuck ones")
+		ok.Save(8)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
+		defer cancel()
+		assert.ErrorIs(t, ok.Flush(ctx), context.DeadlineExceeded, "every writer allowed is stuck")
+
+		for _, h := range d.holds {
+			close(h)
+		}
+		require.NoError(t, s.Flush(context.Background()))
+		got, _ := d.content("/state/ok.json")
+		assert.Equal(t, "8\n", got)
+		synctest.Wait()
+		assert.Zero(t, s.runningWorkers(), "the extra writers end with the work")
+	})
+}

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"sync"
 	"sync/atomic"
+	"time"
 )
 
 // Store owns the writers of a set of state files. It is safe for concurrent
@@ -29,17 +30,35 @@ type Store struct {
 	watcher     *dirWatcher              // nil while nothing is watched
 	lockMu      sync.Mutex               // Exclusive: serializes Opens, which may take a lock
 
-	mu      sync.Mutex        // protects the fields below
-	files   map[string]*queue // by absolute, clean path
-	ready   []*queue          // queues with work that no worker holds
-	workers int               // running worker goroutines, ≤ MaxParallel
+	mu        sync.Mutex           // protects the fields below
+	files     map[string]*queue    // by absolute, clean path
+	ready     []*queue             // queues with work that no worker holds
+	workers   int                  // running worker goroutines: ≤ MaxParallel, plus at most as many more for stuck ones
+	stepping  map[*worker]struct{} // workers inside a step
+	rechecked bool                 // a recheck timer is armed (see schedule)
 }
+
+// worker is one writer goroutine's state, guarded by Store.mu.
+type worker struct {
+	since time.Time // when its current step began
+}
+
+// stuckAfter is how long a writer must be inside one step (a write, an
+// fsync, a rename, a read) before it stops counting against MaxParallel.
+// A disk that hangs (a dead network share, a FUSE server that stopped
+// answering, a failing device) holds its writers in the kernel for good;
+// without this, MaxParallel hung paths would stop the saves and Loads of
+// every other path of the Store. A writer stuck that long uses no CPU and
+// no disk bandwidth, so letting another run costs one OS thread. At most
+// MaxParallel more writers start this way, however many hang.
+const stuckAfter = time.Second
 
 // NewStore returns a Store with the given options. It starts no goroutine.
 func NewStore(opts Options) *Store {
 	s := &Store{
 		opts:     opts,
 		files:    make(map[string]*queue),
+		stepping: make(map[*worker]struct{}),
 		readFile: os.ReadFile,
 		stat:     os.Stat,
 
@@ -156,11 +175,55 @@ func (s *Store) Close(ctx context.Context) error {
 }
 
 // schedule puts q on the ready list and starts a worker if fewer than
-// MaxParallel run. The caller has set q.scheduled under q.mu.
+// MaxParallel run, not counting stuck ones (see stuckAfter). The caller has
+// set q.scheduled under q.mu.
 func (s *Store) schedule(q *queue) {
 	s.mu.Lock()
 	s.ready = append(s.ready, q)
-	start := s.workers < s.opts.maxParallel()
+	start := s.canStartLocked()
+	if start {
+		s.workers++
+	}
+	s.mu.Unlock()
+	if start {
+		go s.work()
+	}
+}
+
+// canStartLocked reports whether another worker may start; s.mu is held.
+// At the limit it arms a recheck for when the busy workers would count as
+// stuck, so queued work does not wait behind a hung disk for good.
+func (s *Store) canStartLocked() bool {
+	limit := s.opts.maxParallel()
+	if s.workers < limit {
+		return true // the common case: no clock read
+	}
+	now := time.Now()
+	stuck := 0
+	var first time.Time // when the earliest-started busy worker turns stuck
+	for w := range s.stepping {
+		if at := w.since.Add(stuckAfter); !at.After(now) {
+			stuck++
+		} else if first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	if s.workers < limit+min(stuck, limit) {
+		return true
+	}
+	if !s.rechecked && !first.IsZero() {
+		s.rechecked = true
+		time.AfterFunc(first.Sub(now), s.recheck)
+	}
+	return false
+}
+
+// recheck starts a worker for queued work once busy workers count as stuck.
+// It runs on the goroutine of a timer that canStartLocked armed.
+func (s *Store) recheck() {
+	s.mu.Lock()
+	s.rechecked = false
+	start := len(s.ready) > 0 && s.canStartLocked()
 	if start {
 		s.workers++
 	}
@@ -175,23 +238,24 @@ func (s *Store) schedule(q *queue) {
 // writers fairly. It ends when the ready list is empty: a Store with nothing
 // queued runs no goroutine.
 func (s *Store) work() {
-	for {
-		s.mu.Lock()
-		if len(s.ready) == 0 {
-			s.workers--
-			s.mu.Unlock()
-			return
-		}
+	w := &worker{}
+	s.mu.Lock()
+	for len(s.ready) > 0 {
 		q := s.ready[0]
 		s.ready[0] = nil
 		s.ready = s.ready[1:]
+		w.since = time.Now()
+		s.stepping[w] = struct{}{}
 		s.mu.Unlock()
-		if q.step() {
-			s.mu.Lock()
+		more := q.step()
+		s.mu.Lock()
+		delete(s.stepping, w)
+		if more {
 			s.ready = append(s.ready, q)
-			s.mu.Unlock()
 		}
 	}
+	s.workers--
+	s.mu.Unlock()
 }
 
 // report sends a failure to OnError and Logger, on the writer goroutine.
