@@ -17,8 +17,8 @@
 //     that a newer one replaced before it started is skipped (it is counted
 //     in [SaveTrace.Superseded]); the file always ends as the last save left
 //     it. Different paths are written in parallel, at most
-//     [Options.MaxParallel] at once, not counting writers stuck in one disk
-//     operation for over a second (a hung disk must not stop every path).
+//     [Options.MaxParallel] at once, not counting writers stuck in one step
+//     for over a second (a hung disk must not stop every path).
 //   - Load waits for the saves queued before it, then reads, so a Load
 //     right after a Save sees that value. New saves cannot starve it.
 //   - A file that does not parse is renamed aside to

@@ -17,10 +17,11 @@ type Options struct {
 	Durability Durability
 
 	// MaxParallel is the number of paths written at once across the Store.
-	// Zero means 4. A path is only ever written by one writer at a time. A
-	// writer inside one disk operation for over a second (a hung disk)
-	// stops counting, so the other paths go on; at most MaxParallel more
-	// writers start that way.
+	// Zero means 4. A path is only ever written by one writer at a time. It
+	// is a soft limit: a writer inside one step (a save, a batch of Loads)
+	// for over a second, as on a hung disk, stops counting, so the other
+	// paths go on; at most MaxParallel more writers start that way, and
+	// they end once no step is stuck.
 	MaxParallel int
 
 	// OnError, if set, is called on the writer goroutine for every save,

@@ -353,3 +353,94 @@ func TestStuckWriterDoesNotBlockOtherPaths(t *testing.T) {
 		assert.Zero(t, s.runningWorkers(), "the extra writers end with the work")
 	})
 }
+
+// Two Saves back to back on an idle Store, the first to a path that hangs:
+// the second is scheduled while the first's worker has started but not yet
+// begun its step, and must still get a writer once that one is stuck.
+func TestStuckWriterBackToBackSaves(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{MaxParallel: 1})
+		d := newFakeDisk(s, false)
+		d.holds = map[string]chan struct{}{"/state/hung.json": make(chan struct{})}
+		hung, _ := Open[int](s, "/state/hung.json")
+		ok, _ := Open[int](s, "/state/ok.json")
+		synctest.Wait()
+		hung.Save(1)
+		ok.Save(7)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
+		defer cancel()
+		err := ok.Flush(ctx)
+		close(d.holds["/state/hung.json"])
+		require.NoError(t, err, "a path stranded behind a hung writer with room for another")
+		require.NoError(t, s.Flush(context.Background()))
+	})
+}
+
+// When the recheck finds room for several writers (MaxParallel 2, two
+// stuck), it starts one per queued path, not one in all: here the first it
+// starts hangs too, and the other path must not wait for it.
+func TestStuckWritersRecheckStartsEach(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{MaxParallel: 2})
+		d := newFakeDisk(s, false)
+		d.holds = map[string]chan struct{}{}
+		var fs []*File[int]
+		for i, p := range []string{"/state/h1.json", "/state/h2.json", "/state/h3.json", "/state/ok.json"} {
+			if i < 3 {
+				d.holds[p] = make(chan struct{})
+			}
+			f, _ := Open[int](s, p)
+			fs = append(fs, f)
+		}
+		synctest.Wait()
+		fs[0].Save(1)
+		fs[1].Save(1)
+		synctest.Wait() // both writers inside a hung step
+		fs[2].Save(1)
+		fs[3].Save(7)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
+		defer cancel()
+		err := fs[3].Flush(ctx)
+		synctest.Wait()
+		assert.Equal(t, 3, s.runningWorkers(), "the three stuck; the one that wrote ok.json ended")
+		for _, h := range d.holds {
+			close(h)
+		}
+		require.NoError(t, err, "a path stranded with 3 writers of the 4 allowed")
+		require.NoError(t, s.Flush(context.Background()))
+	})
+}
+
+// Once the stuck writer comes back, the extra one ends after its step:
+// MaxParallel 1 means one commit at a time again, not two for as long as
+// the load lasts.
+func TestStuckWriterSurplusRetires(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{MaxParallel: 1})
+		d := newFakeDisk(s, false)
+		d.holds = map[string]chan struct{}{}
+		var fs []*File[int]
+		for _, p := range []string{"/state/a.json", "/state/b.json", "/state/c.json"} {
+			d.holds[p] = make(chan struct{})
+			f, _ := Open[int](s, p)
+			fs = append(fs, f)
+		}
+		synctest.Wait()
+		fs[0].Save(1)
+		synctest.Wait() // the writer hangs in a's commit
+		fs[1].Save(1)
+		fs[2].Save(1)
+		elapse(stuckAfter)              // an extra writer takes b and hangs too
+		close(d.holds["/state/a.json"]) // the first comes back
+		synctest.Wait()
+		d.mu.Lock()
+		running := d.running
+		d.mu.Unlock()
+		assert.Equal(t, 1, running, "commits at once once no writer is stuck (MaxParallel 1)")
+		close(d.holds["/state/b.json"])
+		close(d.holds["/state/c.json"])
+		require.NoError(t, s.Flush(context.Background()))
+		synctest.Wait()
+		assert.Zero(t, s.runningWorkers())
+	})
+}

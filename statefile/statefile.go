@@ -43,14 +43,16 @@ type worker struct {
 	since time.Time // when its current step began
 }
 
-// stuckAfter is how long a writer must be inside one step (a write, an
-// fsync, a rename, a read) before it stops counting against MaxParallel.
-// A disk that hangs (a dead network share, a FUSE server that stopped
-// answering, a failing device) holds its writers in the kernel for good;
-// without this, MaxParallel hung paths would stop the saves and Loads of
-// every other path of the Store. A writer stuck that long uses no CPU and
-// no disk bandwidth, so letting another run costs one OS thread. At most
-// MaxParallel more writers start this way, however many hang.
+// stuckAfter is how long a writer must be inside one step (one save:
+// encode, write, fsync, rename, directory fsync, Trace and OnError; a batch
+// of Loads; a sweep) before it stops counting against MaxParallel. A disk
+// that hangs (a dead network share, a FUSE server that stopped answering, a
+// failing device) holds its writers in the kernel for good; without this,
+// MaxParallel hung paths would stop the saves and Loads of every other
+// path of the Store. MaxParallel is so a soft limit: slow steps (a hang, or
+// a huge encode or slow callback) let up to MaxParallel more writers run,
+// each an OS thread; a writer beyond the limit ends after its step once the
+// others are no longer stuck.
 const stuckAfter = time.Second
 
 // NewStore returns a Store with the given options. It starts no goroutine.
@@ -191,16 +193,41 @@ func (s *Store) schedule(q *queue) {
 }
 
 // canStartLocked reports whether another worker may start; s.mu is held.
-// At the limit it arms a recheck for when the busy workers would count as
-// stuck, so queued work does not wait behind a hung disk for good.
+// At the limit it arms a recheck for when a busy worker would turn stuck,
+// so queued work does not wait behind a hung disk for good.
 func (s *Store) canStartLocked() bool {
 	limit := s.opts.maxParallel()
 	if s.workers < limit {
 		return true // the common case: no clock read
 	}
+	if s.rechecked {
+		// No busy worker turns stuck before the armed timer fires: a full
+		// pool under load costs Save nothing more than this.
+		return false
+	}
 	now := time.Now()
-	stuck := 0
-	var first time.Time // when the earliest-started busy worker turns stuck
+	stuck, first := s.stuckLocked(now)
+	if s.workers < limit+min(stuck, limit) {
+		return true
+	}
+	if s.workers > len(s.stepping) {
+		// A worker started (or between steps) but not yet inside one:
+		// the earliest it can turn stuck is a whole stuckAfter from now.
+		if at := now.Add(stuckAfter); first.IsZero() || at.Before(first) {
+			first = at
+		}
+	}
+	if !first.IsZero() {
+		s.rechecked = true
+		time.AfterFunc(first.Sub(now), s.recheck)
+	}
+	return false
+}
+
+// stuckLocked counts the workers inside one step for stuckAfter or longer,
+// and returns when the earliest of the others turns stuck (zero if none
+// steps); s.mu is held.
+func (s *Store) stuckLocked(now time.Time) (stuck int, first time.Time) {
 	for w := range s.stepping {
 		if at := w.since.Add(stuckAfter); !at.After(now) {
 			stuck++
@@ -208,27 +235,22 @@ func (s *Store) canStartLocked() bool {
 			first = at
 		}
 	}
-	if s.workers < limit+min(stuck, limit) {
-		return true
-	}
-	if !s.rechecked && !first.IsZero() {
-		s.rechecked = true
-		time.AfterFunc(first.Sub(now), s.recheck)
-	}
-	return false
+	return stuck, first
 }
 
-// recheck starts a worker for queued work once busy workers count as stuck.
-// It runs on the goroutine of a timer that canStartLocked armed.
+// recheck starts a worker for each queued path that may have one now that
+// busy workers count as stuck, and otherwise re-arms itself through
+// canStartLocked. It runs on the goroutine of a timer canStartLocked armed.
 func (s *Store) recheck() {
 	s.mu.Lock()
 	s.rechecked = false
-	start := len(s.ready) > 0 && s.canStartLocked()
-	if start {
+	n := 0
+	for n < len(s.ready) && s.canStartLocked() {
 		s.workers++
+		n++
 	}
 	s.mu.Unlock()
-	if start {
+	for range n {
 		go s.work()
 	}
 }
@@ -236,7 +258,9 @@ func (s *Store) recheck() {
 // work is a writer goroutine. It takes queues off the ready list, runs one
 // step of each and puts it back while it has more to do, so paths share the
 // writers fairly. It ends when the ready list is empty: a Store with nothing
-// queued runs no goroutine.
+// queued runs no goroutine. A worker beyond the limit once the steps that
+// let it start are no longer stuck ends after its step, so MaxParallel
+// holds again.
 func (s *Store) work() {
 	w := &worker{}
 	s.mu.Lock()
@@ -253,8 +277,19 @@ func (s *Store) work() {
 		if more {
 			s.ready = append(s.ready, q)
 		}
+		if limit := s.opts.maxParallel(); s.workers > limit {
+			if stuck, _ := s.stuckLocked(time.Now()); s.workers > limit+min(stuck, limit) {
+				break // the others, not stuck, take the ready list
+			}
+		}
 	}
 	s.workers--
+	if s.workers == 0 {
+		// Idle: a recheck still pending has nothing to do. Forget it, so a
+		// timer that never fires (a testing/synctest bubble that ended)
+		// cannot keep the next full pool from arming one.
+		s.rechecked = false
+	}
 	s.mu.Unlock()
 }
 
