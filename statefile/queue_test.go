@@ -364,7 +364,7 @@ func TestStuckWriterBackToBackSaves(t *testing.T) {
 		d.holds = map[string]chan struct{}{"/state/hung.json": make(chan struct{})}
 		hung, _ := Open[int](s, "/state/hung.json")
 		ok, _ := Open[int](s, "/state/ok.json")
-		synctest.Wait()
+		elapse(stuckAfter) // past the recheck the Opens' sweeps may have armed
 		hung.Save(1)
 		ok.Save(7)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
@@ -392,7 +392,7 @@ func TestStuckWritersRecheckStartsEach(t *testing.T) {
 			f, _ := Open[int](s, p)
 			fs = append(fs, f)
 		}
-		synctest.Wait()
+		elapse(stuckAfter) // past the recheck the Opens' sweeps may have armed
 		fs[0].Save(1)
 		fs[1].Save(1)
 		synctest.Wait() // both writers inside a hung step
@@ -425,7 +425,7 @@ func TestStuckWriterSurplusRetires(t *testing.T) {
 			f, _ := Open[int](s, p)
 			fs = append(fs, f)
 		}
-		synctest.Wait()
+		elapse(stuckAfter) // past the recheck the Opens' sweeps may have armed
 		fs[0].Save(1)
 		synctest.Wait() // the writer hangs in a's commit
 		fs[1].Save(1)
@@ -442,5 +442,37 @@ func TestStuckWriterSurplusRetires(t *testing.T) {
 		require.NoError(t, s.Flush(context.Background()))
 		synctest.Wait()
 		assert.Zero(t, s.runningWorkers())
+	})
+}
+
+// A writer that retires (beyond the limit, the stuck one back) leaves its
+// path on the ready list; that path must not wait there for good while the
+// remaining writer hangs. MaxParallel 1: x hangs, y's writer starts at the
+// recheck and hangs in y, x's writer comes back and retires, then x is
+// saved again.
+func TestStuckWriterRetireStrandsNothing(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{MaxParallel: 1})
+		d := newFakeDisk(s, false)
+		d.holds = map[string]chan struct{}{
+			"/state/x.json": make(chan struct{}),
+			"/state/y.json": make(chan struct{}),
+		}
+		x, _ := Open[int](s, "/state/x.json")
+		y, _ := Open[int](s, "/state/y.json")
+		elapse(stuckAfter) // past the recheck the Opens' sweeps may have armed
+		x.Save(1)
+		synctest.Wait()
+		y.Save(1)
+		elapse(stuckAfter) // a second writer takes y and hangs
+		close(d.holds["/state/x.json"])
+		synctest.Wait()
+		x.Save(2)
+		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
+		defer cancel()
+		err := x.Flush(ctx)
+		close(d.holds["/state/y.json"])
+		require.NoError(t, err, "x stranded on the ready list behind y's hung writer")
+		require.NoError(t, s.Flush(context.Background()))
 	})
 }

@@ -284,6 +284,16 @@ func (s *Store) work() {
 		}
 	}
 	s.workers--
+	if len(s.ready) > 0 && s.canStartLocked() {
+		// A writer that retires leaves its queue on the ready list (a
+		// step reports more work after every op). The others fill the
+		// allowance, so canStartLocked mostly arms the recheck here; that
+		// is the point: they may hang before taking it.
+		s.workers++
+		s.mu.Unlock()
+		go s.work()
+		return
+	}
 	if s.workers == 0 {
 		// Idle: a recheck still pending has nothing to do. Forget it, so a
 		// timer that never fires (a testing/synctest bubble that ended)
