@@ -421,11 +421,20 @@ func (dw *dirWatcher) markLost(dir string, warned bool) {
 // pokeDirLocked marks every watched path in dir for a check; dw.mu is held.
 func (dw *dirWatcher) pokeDirLocked(st *settler, dir string) {
 	now := time.Now()
+	for _, p := range dw.pathsInLocked(dir) {
+		st.poke(p, now)
+	}
+}
+
+// pathsInLocked returns the watched paths in dir; dw.mu is held.
+func (dw *dirWatcher) pathsInLocked(dir string) []string {
+	var paths []string
 	for p := range dw.paths {
 		if filepath.Dir(p) == dir {
-			st.poke(p, now)
+			paths = append(paths, p)
 		}
 	}
+	return paths
 }
 
 func (dw *dirWatcher) watched(path string) bool {
@@ -451,17 +460,10 @@ func (dw *dirWatcher) missed(st *settler, err error) {
 
 // checkDir queues a check on the writer of each path watched in dir.
 func (dw *dirWatcher) checkDir(dir string) {
-	var qs []*queue
 	dw.mu.Lock()
-	for p, wp := range dw.paths {
-		if filepath.Dir(p) == dir {
-			qs = append(qs, wp.q)
-		}
-	}
+	paths := dw.pathsInLocked(dir)
 	dw.mu.Unlock()
-	for _, q := range qs {
-		q.requestCheck()
-	}
+	dw.check(paths)
 }
 
 // check queues a check on the writer of each path still watched.
