@@ -35,6 +35,63 @@
 // someone else removed forgets nothing: the Store writes its places back.
 // A corrupt one is moved aside by statefile, and the Store writes its
 // places back in its place.
+//
+// # The file
+//
+// Each save writes the whole file: JSON as encoding/json writes it, on one
+// line. Laid out for reading, a file with two places:
+//
+//	{
+//	  "version": 1,
+//	  "anchors": [
+//	    {
+//	      "chat": "chat-1",
+//	      "item": "msg-9",
+//	      "offset": 12.5,
+//	      "updated_at": "2026-03-02T09:15:04.123456789Z"
+//	    },
+//	    {
+//	      "chat": "chat-2",
+//	      "item": "msg-120",
+//	      "offset": 0,
+//	      "updated_at": "2026-03-02T09:16:00Z"
+//	    }
+//	  ]
+//	}
+//
+// Its fields:
+//
+//   - "version" is 1, the only format so far.
+//   - "anchors" lists one place per chat, least recently set first, which is
+//     the order a reader takes as recency: "chat"; the [Anchor] fields
+//     "item", "offset" (a JSON number, never NaN or infinite) and
+//     "updated_at", an RFC 3339 time (UTC when the Store stamped it). A
+//     reader keeps at most [Options.Max] places, the last ones listed.
+//   - "forgotten", written only by a Store with [Options.Watch], maps a chat
+//     to when it was forgotten: {"chat-3": "2026-03-02T09:17:00Z"}. A Store
+//     without Watch ignores it.
+//   - With nothing left to write, the file is removed rather than saved
+//     empty.
+//
+// Readers ignore fields they do not know, and this release does not check
+// "version": a file of another version is read as if it were version 1, and
+// the next save writes it back as version 1 without the fields it did not
+// know. So do not run an older release of an app over a file a newer one
+// wrote.
+//
+// A file that does not decode into this shape (empty, cut short, "anchors"
+// not a list) is renamed by statefile to "<name>.corrupt-<UTC time>" beside
+// it and never deleted; [Store.Load] returns an error matching
+// statefile.ErrCorrupt and the Store starts empty and saves as usual. After
+// any other read error the Store works in memory but never saves, so a file
+// that could not be read is never overwritten.
+//
+// # Stability
+//
+// The module is v0, so the API may still change; every change is listed in
+// the repository's CHANGELOG.md. The file is the users' data: a release
+// that changes its format writes a higher "version" and still reads every
+// earlier version, so places saved by one release survive the next.
 package anchors
 
 import (

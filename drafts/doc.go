@@ -33,4 +33,57 @@
 // that does not watch, a person) deletes nothing: the Store writes its
 // drafts back. A corrupt one is moved aside by statefile, and the Store
 // writes its drafts back in its place.
+//
+// # The file
+//
+// Each save writes the whole file: JSON as encoding/json writes it, on one
+// line with map keys sorted. Laid out for reading, a file with two drafts:
+//
+//	{
+//	  "version": 1,
+//	  "drafts": {
+//	    "tab-1": {
+//	      "text": "hello, wor",
+//	      "updated_at": "2026-03-02T09:15:04.123456789Z"
+//	    },
+//	    "tab-2": {
+//	      "text": "see attached",
+//	      "attachments": ["/home/me/a.png"],
+//	      "updated_at": "2026-03-02T09:16:00Z"
+//	    }
+//	  }
+//	}
+//
+// Its fields:
+//
+//   - "version" is 1, the only format so far.
+//   - "drafts" maps each tab to its [Draft]: "text"; "attachments", the
+//     files' paths, left out when there are none; "updated_at", an RFC 3339
+//     time (UTC when the Store stamped it). Open drops a draft with no text
+//     and no attachments, and one older than [Options.MaxAge].
+//   - "deleted", written only by a Store with [Options.Watch], maps a tab to
+//     when its draft was deleted: {"tab-3": "2026-03-02T09:17:00Z"}. A Store
+//     without Watch ignores it.
+//   - With nothing left to write, the file is removed rather than saved
+//     empty.
+//
+// Readers ignore fields they do not know, and this release does not check
+// "version": a file of another version is read as if it were version 1, and
+// the next save writes it back as version 1 without the fields it did not
+// know. So do not run an older release of an app over a file a newer one
+// wrote.
+//
+// A file that does not decode into this shape (empty, cut short, "drafts"
+// not an object) is renamed by statefile to
+// "<name>.corrupt-<UTC time>" beside it and never deleted; [Open] then
+// returns an empty, working Store and an error matching
+// statefile.ErrCorrupt. Any other read error returns no Store, so a file
+// that could not be read is never overwritten.
+//
+// # Stability
+//
+// The module is v0, so the API may still change; every change is listed in
+// the repository's CHANGELOG.md. The file is the users' data: a release
+// that changes its format writes a higher "version" and still reads every
+// earlier version, so drafts saved by one release survive the next.
 package drafts

@@ -13,6 +13,15 @@
 // (toolkit/components/asyncshutdown), and Android's QueuedWork.waitToFinish
 // stalls an activity's stop into an ANR. A desktop app should instead give the
 // disk a short, fixed time, then exit and say what was lost.
+//
+// # Stability
+//
+// The module is v0, so the API may still change; each change is listed in
+// the repository's CHANGELOG.md. What no v0 or v1 release will change: Run
+// returns by its deadline even when a Flusher never does, and its Report
+// has one Item per Add, in Add order, saying whether it drained and, if
+// not, why. What may change: the short grace after the deadline, the text
+// of Report.String, and the signals Notify handles.
 package flush
 
 import (

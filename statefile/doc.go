@@ -81,4 +81,20 @@
 // environment variable OFFMAIN_TRACE to a file name appends one CSV row per
 // save to that file (the header is written once, when the file is empty).
 // With neither set, tracing costs Save one atomic load.
+//
+// # Stability
+//
+// The module is v0, which by Go's versioning rules promises no compatibility
+// (https://go.dev/doc/modules/version-numbers): names, signatures and
+// [Options] may still change, and each change is listed in the repository's
+// CHANGELOG.md. The contract above is what apps build on, and no v0 or v1
+// release will weaken it; that would take a new major version (a module path
+// ending in /v2). That covers Save and Remove never waiting on the disk, the
+// order of saves and the file ending as the last save left it, durable saves
+// reaching the disk with the directory fsynced, Load after Save seeing that
+// value, a corrupt file moved aside and never deleted, and Flush and Close
+// waiting under the caller's context and naming what did not drain. What may
+// change in any release: the fields of [SaveTrace] and the columns of the
+// OFFMAIN_TRACE CSV, the defaults of Options, the watch's timing, and the
+// text of error messages (match errors with errors.Is and errors.As).
 package statefile
