@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"sync"
 	"time"
@@ -14,7 +16,7 @@ import (
 
 // Sizes of the app's own files.
 const (
-	probeBlock    = 4 << 10 // read and fsync probes move 4 KiB (issue 7)
+	probeBlock    = 4 << 10 // read and fsync probes move 4 KiB, a page
 	readProbeSize = 8 << 20 // the read probe picks a random block of this file
 	fsyncSlots    = 256     // the fsync probe cycles over this many blocks
 	flushTimeout  = 2 * time.Minute
@@ -96,9 +98,10 @@ func (a *app) probes() map[string]probeFunc {
 	}
 }
 
-// run runs every probe at once for d, then flushes statefile. The first
-// probe error (an I/O error, a panic) stops them all and is returned.
-func (a *app) run(ctx context.Context, d time.Duration) (map[string][]float64, error) {
+// run runs every probe at once for d, calls atEnd as soon as they have
+// stopped, then flushes statefile and adds its time-until-durable series.
+// The first probe error (an I/O error, a panic) stops them all and is returned.
+func (a *app) run(ctx context.Context, d time.Duration, atEnd func()) (map[string][]float64, error) {
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -122,26 +125,37 @@ func (a *app) run(ctx context.Context, d time.Duration) (map[string][]float64, e
 		})
 	}
 	wg.Wait()
+	atEnd()
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
 	fctx, fcancel := context.WithTimeout(ctx, flushTimeout)
 	defer fcancel()
 	errs = append(errs, a.saver.flush(fctx))
+	maps.Copy(out, a.saver.takeDurable())
 	return out, errors.Join(errs...)
 }
 
-// runProbe runs p and turns a panic into an error, so the bench still kills
-// its workers and removes its scratch folder.
+// runProbe runs p on a thread of its own and turns a panic into an error,
+// so the bench still kills its workers and removes its scratch folder. It
+// adds, as name.runq, the time that thread waited on a run queue during
+// the probe (schedstat), which tells CPU waiting apart from I/O waiting;
+// without CONFIG_SCHED_INFO there is no such series.
 func runProbe(ctx context.Context, name string, p probeFunc) (series map[string][]float64, err error) {
 	defer func() {
 		if r := recover(); r != nil {
 			err = fmt.Errorf("%s probe panicked: %v\n%s", name, r, debug.Stack())
 		}
 	}()
+	runtime.LockOSThread() // the probes that lock themselves nest inside this
+	defer runtime.UnlockOSThread()
+	d0, errRunq := threadRunDelay()
 	series, err = p(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("%s probe: %w", name, err)
+	}
+	if d1, err := threadRunDelay(); err == nil && errRunq == nil {
+		series[name+".runq"] = []float64{ms(d1 - d0)}
 	}
 	return series, nil
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os/exec"
 	"syscall"
 
@@ -23,7 +22,7 @@ func sysProcAttr(a arm) *syscall.SysProcAttr {
 	return &syscall.SysProcAttr{Setpgid: true}
 }
 
-// startAt starts cmd at arm a's tier. The arms issue 7 compares with the
+// startAt starts cmd at arm a's tier. The arms that compare with the
 // module go through qos.Start; default starts at the bench's own priority;
 // nice:N and idleclass lower the worker from inside (lowerSelf).
 //
@@ -50,14 +49,4 @@ func startAt(cmd *exec.Cmd, a arm) error {
 		cmd.Env = append(cmd.Env, lowerEnv+"="+lowerSpec{idle: true}.String())
 	}
 	return cmd.Start()
-}
-
-// applied reads back what process pid runs with, through qos.Inspect.
-func applied(pid int) string {
-	ap, err := qos.Inspect(pid)
-	if err != nil {
-		return "unknown: " + err.Error()
-	}
-	return fmt.Sprintf("nice %d, %s, I/O %s %d, autogroup %s nice %d",
-		ap.Nice, ap.Policy, ap.IOClass, ap.IOLevel, ap.Autogroup, ap.AutogroupNice)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/offmain/offmain/qos"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // TestArmsApplyTheirTier starts one spinner per arm and reads back what every
@@ -68,4 +69,26 @@ func threadStats(t *testing.T, pid int) map[string][]string {
 	}
 	require.NotEmpty(t, out, "threads of %d", pid)
 	return out
+}
+
+// TestCheckAppliedFailsOffTier starts a default-arm spinner, checks that it
+// passes, then lowers one of its threads behind the bench's back: the check
+// must fail the run, naming the thread.
+func TestCheckAppliedFailsOffTier(t *testing.T) {
+	p := &pool{exe: testExe(t), marker: thisRun() + "offtier"}
+	t.Cleanup(func() { assert.NoError(t, p.stopAll(), "stopping the worker") })
+	a := arm{name: "default", kind: armDefault}
+	require.NoError(t, p.start(t.Context(), a, "spin", "-"))
+	b := &bench{pool: p, applied: map[string]*expected{}}
+	require.NoError(t, b.readOwnTier())
+	require.NoError(t, b.checkApplied(a), "a worker at the bench's own tier")
+	pid := p.workers[0].cmd.Process.Pid
+	var last int
+	for tid := range threadStats(t, pid) {
+		last, _ = strconv.Atoi(tid)
+	}
+	require.NoError(t, unix.Setpriority(unix.PRIO_PROCESS, last, 3), "renice thread %d", last)
+	err := b.checkApplied(a)
+	require.Error(t, err, "got no error for a thread at nice 3, want off-tier")
+	assert.Contains(t, err.Error(), "thread "+strconv.Itoa(last)+" is off-tier", "error message")
 }

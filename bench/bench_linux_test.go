@@ -41,7 +41,7 @@ func TestQuickEndToEnd(t *testing.T) {
 		for _, m := range requiredMetrics {
 			assert.True(t, have[a+" "+m], "got no row %s for arm %s, want one", m, a)
 		}
-		assert.Equal(t, a != "idle", have[a+" agent-cost/job_ms"], "agent-cost row for arm %s", a)
+		assert.Equal(t, a != "idle", have[a+" agents/spin_Miter_per_s"], "agents' throughput row for arm %s", a)
 	}
 	assert.Contains(t, stdout.String(), "| probe | metric | idle | default | agent | background | setsid | setsid-fix |", "table header")
 	svg, err := os.ReadFile(svgPath)

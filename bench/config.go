@@ -39,7 +39,7 @@ type arm struct {
 // hasLoad reports whether the arm starts workers.
 func (a arm) hasLoad() bool { return a.kind != armIdle }
 
-// defaultArms is the -arms default: issue 7's arms in its order.
+// defaultArms is the -arms default: the arms that answer what qos buys.
 const defaultArms = "idle,default,agent,background,setsid,setsid-fix"
 
 var namedArms = map[string]armKind{
@@ -80,6 +80,13 @@ func parseArm(name string) (arm, error) {
 	return arm{}, fmt.Errorf("%w: -arms: unknown arm %q (want idle, default, agent, background, setsid, setsid-fix, idleclass or nice:N)", errUsage, name)
 }
 
+// probeProcs is the default GOMAXPROCS while the probes run: the 8 probe
+// goroutines plus statefile's writers (its default MaxParallel is 4), so Go's
+// scheduler never queues one probe behind another and only the kernel
+// decides. statefile's docs ("Few cores") warn that at GOMAXPROCS 2 a Save
+// can wait for a P; -gomaxprocs 0 measures that.
+const probeProcs = 8 + 4
+
 // config is the parsed command line.
 type config struct {
 	duration time.Duration // probe window per arm and round
@@ -97,7 +104,9 @@ type config struct {
 	// Sizes of the files the bench makes; smaller with -quick.
 	treeDirs, treeFiles int // metadata storm tree
 	readerMiB           int // file the uncached readers read
-	jobIters            int // the fixed CPU job of the agent-cost row, per core
+	seed                uint64
+	gomaxprocs          int  // GOMAXPROCS while the probes run; 0 leaves Go's default
+	pace                pace // offered rate per I/O worker; zero: closed loops
 	// onArm, when set (tests only), is called once the arm's load is running.
 	onArm func(arm string)
 }
@@ -107,15 +116,18 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	c := &config{}
 	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	fs.DurationVar(&c.duration, "duration", 10*time.Second, "probe window per arm and round")
-	fs.IntVar(&c.rounds, "rounds", 2, "rounds; figures are medians over rounds, counts are sums")
+	fs.DurationVar(&c.duration, "duration", 8*time.Second, "probe window per arm and round")
+	fs.IntVar(&c.rounds, "rounds", minCIRounds, "rounds; intervals need at least 5")
 	armList := fs.String("arms", defaultArms, "comma-separated arms; also nice:N (0..19) and idleclass")
-	fs.BoolVar(&c.quick, "quick", false, "every arm and probe, shorter (4s windows, 1 round, smaller files)")
+	fs.BoolVar(&c.quick, "quick", false, "every arm and probe, shorter (4s windows, 1 round: no intervals, smaller files)")
 	fs.StringVar(&c.jsonPath, "json", "", "write the figures as JSON to `FILE`")
 	fs.StringVar(&c.svgPath, "svg", "", "write the latency distributions as SVG to `FILE`")
 	fs.BoolVar(&c.quiet, "quiet", false, "no progress bar")
 	fs.StringVar(&c.dir, "dir", "", "parent `DIR` of the scratch folder (default: the user cache dir)")
 	fs.IntVar(&c.spinners, "spinners", 3*runtime.NumCPU(), "CPU spinner workers")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the round order and the bootstrap")
+	fs.IntVar(&c.gomaxprocs, "gomaxprocs", probeProcs, "GOMAXPROCS while the probes run; 0: Go's default (the core count)")
+	paceFlag := fs.String("pace", "", "offered rate per I/O worker, e.g. `write=20,read=20,meta=2000` (MB/s, MB/s, files/s); default closed loops")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -132,6 +144,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	if c.arms, err = parseArms(*armList); err != nil {
 		return nil, err
 	}
+	if c.pace, err = parsePace(*paceFlag); err != nil {
+		return nil, err
+	}
 	return c, c.validate()
 }
 
@@ -139,7 +154,6 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 func (c *config) applySizes(set map[string]bool) {
 	c.writers, c.storms, c.readers = 2, 2, 2
 	c.treeDirs, c.treeFiles, c.readerMiB = 40, 100, 64
-	c.jobIters = 150_000_000
 	if !c.quick {
 		return
 	}
@@ -160,6 +174,8 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: -rounds %d: at least 1", errUsage, c.rounds)
 	case c.spinners < 0:
 		return fmt.Errorf("%w: -spinners %d: not negative", errUsage, c.spinners)
+	case c.gomaxprocs < 0:
+		return fmt.Errorf("%w: -gomaxprocs %d: not negative", errUsage, c.gomaxprocs)
 	}
 	return nil
 }

@@ -21,6 +21,20 @@ func TestParseArms(t *testing.T) {
 	}
 }
 
+// TestDefaults checks that a plain run has enough rounds for intervals.
+func TestDefaults(t *testing.T) {
+	c, err := parseConfig(nil, io.Discard)
+	require.NoError(t, err)
+	assert.GreaterOrEqual(t, c.rounds, minCIRounds, "default rounds")
+	assert.Equal(t, uint64(1), c.seed, "default seed")
+	assert.Equal(t, probeProcs, c.gomaxprocs, "default GOMAXPROCS")
+	c, err = parseConfig([]string{"-seed", "9", "-gomaxprocs", "0", "-pace", "write=5"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, uint64(9), c.seed, "-seed")
+	assert.Equal(t, 0, c.gomaxprocs, "-gomaxprocs 0: Go's default")
+	assert.Equal(t, pace{write: 5e6}, c.pace, "-pace")
+}
+
 func TestQuickDefaults(t *testing.T) {
 	c, err := parseConfig([]string{"-quick"}, io.Discard)
 	require.NoError(t, err)
@@ -35,7 +49,7 @@ func TestQuickDefaults(t *testing.T) {
 }
 
 func TestParseConfigRejects(t *testing.T) {
-	for _, args := range [][]string{{"-duration", "10ms"}, {"-rounds", "0"}, {"stray"}, {"-nope"}} {
+	for _, args := range [][]string{{"-duration", "10ms"}, {"-rounds", "0"}, {"stray"}, {"-nope"}, {"-gomaxprocs", "-1"}, {"-pace", "disk=1"}} {
 		_, err := parseConfig(args, io.Discard)
 		assert.ErrorIs(t, err, errUsage, "parseConfig(%q): got %v, want a usage error", args, err)
 	}

@@ -4,15 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"slices"
-	"time"
+	"os"
+	"strconv"
+	"strings"
 )
 
 // startLoad starts the arm's workers, I/O workers first and spinners last, so
-// no worker has to fork beside a full set of spinners (issue 6: a SCHED_IDLE
-// fork beside busy loops waited 9-35 s). It records, in the first round,
-// what one spinner really runs at.
-func (b *bench) startLoad(ctx context.Context, a arm, r int) error {
+// no worker has to fork beside a full set of spinners (a SCHED_IDLE fork
+// beside busy loops can wait for seconds: sched(7), SCHED_IDLE runs only
+// when nothing else can).
+func (b *bench) startLoad(ctx context.Context, a arm) error {
 	if !a.hasLoad() {
 		return nil
 	}
@@ -37,9 +38,6 @@ func (b *bench) startLoad(ctx context.Context, a arm, r int) error {
 			return err
 		}
 	}
-	if r == 0 && len(b.pool.workers) > 0 {
-		b.env.Applied[a.name] = applied(b.pool.workers[len(b.pool.workers)-1].cmd.Process.Pid)
-	}
 	return nil
 }
 
@@ -52,27 +50,49 @@ func (b *bench) stopLoad() error {
 	return errors.Join(err, b.fs.clearWriters(b.cfg.writers))
 }
 
-// runJob runs one worker to its end at arm a's tier and returns its wall time
-// from start to exit. Ctrl-C kills it.
-func (p *pool) runJob(ctx context.Context, a arm, mode string, args ...string) (time.Duration, error) {
-	cmd := p.command(a, mode, args...)
-	start := time.Now()
-	w, readyR, err := p.launch(cmd, a, mode)
+// snap reads the machine's counters, the bench's and its workers' CPU
+// time, and the workers' progress. What cannot be read (PSI hidden or
+// absent) is noted once in the header instead of failing the run.
+func (b *bench) snap() (snapshot, error) {
+	s := snapshot{at: monoNow(), progress: map[string][2]uint64{}}
+	st, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return 0, err
+		return s, err
 	}
-	readyR.Close() // a job reports nothing before it ends
-	stop := context.AfterFunc(ctx, func() { _ = killWorker(cmd.Process.Pid) })
-	err = cmd.Wait()
-	took := time.Since(start)
-	stop()
-	w.life.Close()
-	p.workers = slices.DeleteFunc(p.workers, func(x *worker) bool { return x == w })
-	if ctx.Err() != nil {
-		return 0, ctx.Err()
+	line, _, _ := strings.Cut(string(st), "\n")
+	if s.cpu, err = parseCPUFields(line); err != nil {
+		return s, err
 	}
+	pids := []string{"self"}
+	for _, w := range b.pool.workers {
+		pids = append(pids, strconv.Itoa(w.cmd.Process.Pid))
+		if w.ctr != nil {
+			ops, n := w.ctr.load()
+			p := s.progress[w.mode]
+			s.progress[w.mode] = [2]uint64{p[0] + ops, p[1] + n}
+		}
+	}
+	for _, pid := range pids {
+		t, err := procCPU(pid)
+		if err != nil {
+			return s, fmt.Errorf("CPU time of %s: %w", pid, err)
+		}
+		s.own += t
+	}
+	s.psi, err = readPSI()
+	s.psiOK = err == nil
 	if err != nil {
-		return 0, fmt.Errorf("%s worker: %v %s", mode, err, w.stderr)
+		b.degrade("PSI (/proc/pressure): " + err.Error())
 	}
-	return took, nil
+	return s, nil
+}
+
+// degrade records, once, something the run could not measure and why.
+func (b *bench) degrade(why string) {
+	for _, d := range b.env.Degraded {
+		if d == why {
+			return
+		}
+	}
+	b.env.Degraded = append(b.env.Degraded, why)
 }

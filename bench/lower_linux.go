@@ -93,7 +93,7 @@ func lowerThread(tid int, s lowerSpec) error {
 		}
 	}
 	if s.nice != 0 {
-		// On kernel 6.18 sched_setattr with SCHED_IDLE ignored Nice (issue 6),
+		// On kernel 6.18 sched_setattr with SCHED_IDLE was seen to ignore Nice,
 		// so nice is always set on its own as well.
 		if err := unix.Setpriority(unix.PRIO_PROCESS, tid, s.nice); err != nil {
 			return err

@@ -7,17 +7,19 @@
 // metadata storms, uncached readers) runs at the tier of each arm: idle (no
 // load), default (nice 0, today without this module), agent and background
 // (through qos.Start), and setsid (every worker in its own session, without and
-// with the autogroup fix). Arms are interleaved within each round. It prints a
-// Markdown table, one row per metric and one column per arm, with the change
-// against default; -json and -svg write the figures and the distributions.
+// with the autogroup fix). Arms run in a shuffled order within each round.
+// It prints a Markdown table, one row per metric and one column per arm,
+// with n, the agents' own progress, and bootstrap intervals of each arm's
+// change against default (and ratio to idle); -json and -svg write the
+// figures and the distributions. bench/README.md says how to read them.
 //
 // Usage:
 //
-//	go run ./bench [-duration 10s] [-rounds 2] [-arms idle,default,...] [-quick]
+//	go run ./bench [-duration 8s] [-rounds 5] [-arms idle,default,...] [-quick]
+//	               [-seed N] [-pace write=MB/s,read=MB/s,meta=files/s] [-gomaxprocs N]
 //	               [-json FILE] [-svg FILE] [-quiet] [-dir DIR] [-spinners N]
 //
-// See issue 7 for the specification. Measuring needs Linux; elsewhere the
-// command says so and exits with status 2.
+// Measuring needs Linux; elsewhere the command says so and exits with status 2.
 package main
 
 import (
@@ -35,10 +37,12 @@ import (
 // makes the binary a worker; runEnv carries the run's marker so a test (or a
 // person) can find every process of one run in /proc/<pid>/environ.
 const (
-	workerEnv = "OFFMAIN_BENCH_WORKER" // worker mode: spin, write, meta, read or job
-	runEnv    = "OFFMAIN_BENCH_RUN"    // the run's marker
-	lowerEnv  = "OFFMAIN_BENCH_LOWER"  // how the worker lowers itself first thing (see lowerSpec)
-	setsidEnv = "OFFMAIN_BENCH_SETSID" // "1": the worker calls setsid(2) first thing (the setsid arm)
+	workerEnv   = "OFFMAIN_BENCH_WORKER"   // worker mode: spin, write, meta or read
+	runEnv      = "OFFMAIN_BENCH_RUN"      // the run's marker
+	lowerEnv    = "OFFMAIN_BENCH_LOWER"    // how the worker lowers itself first thing (see lowerSpec)
+	setsidEnv   = "OFFMAIN_BENCH_SETSID"   // "1": the worker calls setsid(2) first thing (the setsid arm)
+	countersEnv = "OFFMAIN_BENCH_COUNTERS" // the file the worker counts its progress in (counters)
+	paceEnv     = "OFFMAIN_BENCH_PACE"     // the worker's offered rate, units per second (pace)
 )
 
 // errUnsupported is returned by run on systems where the bench cannot measure.

@@ -21,7 +21,7 @@ type draft struct {
 	Cursor int    `json:"cursor"`
 }
 
-// draftBody is 64 KiB of plain text, the size issue 7 names.
+// draftBody is 64 KiB of plain text, a long draft.
 var draftBody = strings.Repeat("the quick brown fox jumps over the lazy dog. ", 64<<10/45+1)[:64<<10]
 
 func newDraft(seq int) draft {
@@ -35,13 +35,16 @@ type saver struct {
 	store *statefile.Store
 	probe *statefile.File[draft] // the save-statefile probe's file
 	ui    *statefile.File[draft] // the ui loop's statefile file
-	mu    sync.Mutex             // protects errs
+	mu    sync.Mutex             // protects errs and durable
 	errs  []error                // disk and encode errors statefile reported on its writers
+	// durable holds, for each write of the probe's file, the time from the
+	// oldest Save it carried to its directory fsync (Options.Trace).
+	durable []float64
 }
 
 func newSaver(dir string) (*saver, error) {
 	s := &saver{dir: dir}
-	s.store = statefile.NewStore(statefile.Options{OnError: s.onError}) // zero Durability: Durable
+	s.store = statefile.NewStore(statefile.Options{OnError: s.onError, Trace: s.onTrace}) // zero Durability: Durable
 	var err error
 	if s.probe, err = statefile.Open[draft](s.store, filepath.Join(dir, "save statefile.json")); err != nil {
 		return s, err
@@ -54,6 +57,28 @@ func (s *saver) onError(path string, err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.errs = append(s.errs, fmt.Errorf("statefile %s: %w", path, err))
+}
+
+// onTrace keeps the probe file's time until durable: the wait in the queue
+// (from the oldest Save the write carries) plus every step on the writer.
+func (s *saver) onTrace(tr statefile.SaveTrace) {
+	if tr.Path != s.probe.Path() || tr.Remove || tr.Err != nil {
+		return
+	}
+	d := tr.Queued + tr.Encode + tr.Write + tr.Sync + tr.Rename + tr.DirSync
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.durable = append(s.durable, ms(d))
+}
+
+// takeDurable returns the window's durable times and how many writes ran
+// (each Save call not among them was superseded by a later one).
+func (s *saver) takeDurable() map[string][]float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	d := s.durable
+	s.durable = nil
+	return map[string][]float64{"save-statefile.durable": d, "save-statefile.written": {float64(len(d))}}
 }
 
 // saveSync encodes and writes the draft on the caller, as an app's main

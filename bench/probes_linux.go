@@ -6,17 +6,6 @@ import (
 	"time"
 )
 
-// The probes' rhythm, from issue 7.
-const (
-	frameRate  = time.Second / 120      // the frame and ui loops tick at 120 Hz
-	frameWork  = 2 * time.Millisecond   // CPU work per frame tick
-	uiWork     = 1 * time.Millisecond   // CPU work per ui tick besides its saves
-	burstSleep = 20 * time.Millisecond  // the burst probe sleeps, then
-	burstWork  = 5 * time.Millisecond   // burns this much of its thread's CPU
-	ioEvery    = 50 * time.Millisecond  // read and fsync probes
-	saveEvery  = 300 * time.Millisecond // save probes and the ui loop's saves
-)
-
 // frameProbe is a 120 Hz tick that does 2 ms of CPU work per tick; it
 // records each tick's wake lateness and the time from the tick to the end
 // of its work, and how many ticks it missed while a frame ran long.

@@ -82,14 +82,3 @@ func TestEveryProbeCountsSkippedTicks(t *testing.T) {
 		assert.Equal(t, []float64{3}, series["fsync.skipped"], "skipped ticks: got, want the 3 the stall swallowed")
 	})
 }
-
-// TestParseCPULine checks that guest time, which /proc/stat already counts
-// in user and nice (proc(5)), is not counted twice as busy.
-func TestParseCPULine(t *testing.T) {
-	busy, total, err := parseCPULine("cpu  100 0 50 800 50 0 0 0 40 0")
-	require.NoError(t, err)
-	assert.Equal(t, uint64(150), busy, "busy jiffies: user + system, guest not again")
-	assert.Equal(t, uint64(1000), total, "total jiffies")
-	_, _, err = parseCPULine("intr 1 2 3 4 5")
-	assert.Error(t, err, "a line that is not cpu: got nil, want an error")
-}

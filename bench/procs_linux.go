@@ -7,19 +7,22 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
 )
 
-// readyTimeout bounds the wait for a worker's "ready" line. Issue 6 saw a
-// SCHED_IDLE fork starved for 9-35 s under 48 busy loops; the bench starts the
+// readyTimeout bounds the wait for a worker's "ready" line. A
+// SCHED_IDLE fork can starve for seconds beside busy loops (sched(7)); the bench starts the
 // spinners last, so a worker should never wait that long here.
 const readyTimeout = 60 * time.Second
 
 // worker is one load process; its process group is its own (pgid == pid).
 type worker struct {
 	mode   string
+	ctr    *counters // its progress, mapped; nil when the pool has no counter folder
 	cmd    *exec.Cmd
 	life   *os.File      // write end of the worker's stdin: closing it tells the worker to exit
 	stderr *cappedWriter // the worker's error message, if any
@@ -30,24 +33,42 @@ type worker struct {
 type pool struct {
 	exe     string // this binary (or the test binary, whose TestMain dispatches)
 	marker  string // value of runEnv for every worker of this run
+	ctrDir  string // where each worker's counters file goes; "" for none
+	pace    pace
+	started int // workers started so far, to name counter files
 	workers []*worker
 }
 
-// command builds the worker command: the bench binary in a hidden mode.
-func (p *pool) command(a arm, mode string, args ...string) *exec.Cmd {
+// command builds the worker command: the bench binary in a hidden mode,
+// with its counters file (created here, zeroed) and offered rate.
+func (p *pool) command(a arm, mode string, args ...string) (*exec.Cmd, *counters, error) {
 	cmd := exec.Command(p.exe, args...)
 	cmd.Env = append(os.Environ(), workerEnv+"="+mode, runEnv+"="+p.marker)
 	cmd.SysProcAttr = sysProcAttr(a)
-	return cmd
+	if p.ctrDir == "" {
+		return cmd, nil, nil
+	}
+	p.started++
+	path := filepath.Join(p.ctrDir, fmt.Sprintf("%s %d", mode, p.started))
+	c, err := openCounters(path, true)
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd.Env = append(cmd.Env, countersEnv+"="+path, paceEnv+"="+strconv.FormatFloat(p.pace.forMode(mode), 'g', -1, 64))
+	return cmd, c, nil
 }
 
 // start starts one worker at arm a's tier and waits until it reports ready.
 func (p *pool) start(ctx context.Context, a arm, mode string, args ...string) error {
-	cmd := p.command(a, mode, args...)
-	w, readyR, err := p.launch(cmd, a, mode)
+	cmd, c, err := p.command(a, mode, args...)
 	if err != nil {
 		return err
 	}
+	w, readyR, err := p.launch(cmd, a, mode)
+	if err != nil {
+		return errors.Join(err, c.close())
+	}
+	w.ctr = c
 	defer readyR.Close()
 	if err := readyR.SetReadDeadline(time.Now().Add(readyTimeout)); err != nil {
 		return err
@@ -101,6 +122,9 @@ func (p *pool) stopAll() error {
 	for _, w := range p.workers {
 		err := w.cmd.Wait()
 		w.life.Close()
+		if w.ctr != nil {
+			errs = append(errs, w.ctr.close())
+		}
 		if st := w.cmd.ProcessState; st != nil && st.Exited() {
 			errs = append(errs, fmt.Errorf("%s worker (pid %d) exited on its own: %v %s",
 				w.mode, st.Pid(), err, w.stderr))

@@ -14,7 +14,7 @@ type progress struct {
 }
 
 // newProgress returns a bar of max steps on w, or nil when quiet is set or w
-// is not a terminal (issue 7: silent with -quiet or when stderr is not a
+// is not a terminal (silent with -quiet or when stderr is not a
 // terminal). A bar of known length starts no goroutine (progressbar v3.19.1
 // only ticks a spinner for unknown lengths).
 func newProgress(w io.Writer, max int, quiet bool) *progress {

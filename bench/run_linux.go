@@ -5,27 +5,30 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"time"
-)
 
-// probeProcs is GOMAXPROCS while the probes run: the 8 probe goroutines plus
-// statefile's writers (its default MaxParallel is 4).
-const probeProcs = 8 + 4
+	"github.com/offmain/offmain/qos"
+)
 
 // bench is one run: its scratch folder, the app's probes, the load workers
 // and the results. Its methods run on the run's goroutine.
 type bench struct {
-	cfg  *config
-	fs   *scratch
-	app  *app
-	pool *pool
-	env  envInfo
-	res  *results
-	prog *progress
+	cfg     *config
+	fs      *scratch
+	app     *app
+	pool    *pool
+	env     envInfo
+	res     *results
+	prog    *progress
+	order   *rand.Rand           // the arms' order in each round
+	own     threadTier           // the bench's main thread: the default arm's tier
+	ownAG   string               // the bench's autogroup
+	applied map[string]*expected // arm -> the tier every thread of its workers was found at
 }
 
 // run parses args and runs the bench; the workers are this binary re-executed.
@@ -50,13 +53,18 @@ func runBench(ctx context.Context, cfg *config, exe string, stdout, stderr io.Wr
 	if err != nil {
 		return err
 	}
-	b := &bench{cfg: cfg, env: env, res: newResults(cfg.arms, cfg.rounds),
-		pool: &pool{exe: exe, marker: fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())}}
+	b := &bench{cfg: cfg, env: env, res: newResults(cfg.arms, cfg.rounds), applied: map[string]*expected{},
+		order: rand.New(rand.NewPCG(cfg.seed, 1)),
+		pool:  &pool{exe: exe, pace: cfg.pace, marker: fmt.Sprintf("%d-%d", os.Getpid(), start.UnixNano())}}
 	defer func() { err = errors.Join(err, b.close()) }()
 	// The probes stand for separate GUI threads, most locked to their own OS
-	// thread. With GOMAXPROCS at the core count, Go's scheduler would queue
-	// them behind each other; give each its own P so only the kernel decides.
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(runtime.GOMAXPROCS(0), probeProcs)))
+	// thread: -gomaxprocs (default probeProcs) gives each its own P, so only
+	// the kernel decides; -gomaxprocs 0 keeps Go's default, the core count.
+	b.env.GoDefault = runtime.GOMAXPROCS(0)
+	if cfg.gomaxprocs > 0 {
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(cfg.gomaxprocs))
+	}
+	b.env.GoMaxProcs = runtime.GOMAXPROCS(0)
 	b.prog = newProgress(stderr, b.steps(), cfg.quiet)
 	if err := b.setup(ctx); err != nil {
 		return err
@@ -72,22 +80,22 @@ func runBench(ctx context.Context, cfg *config, exe string, stdout, stderr io.Wr
 }
 
 // steps is the progress bar's length: one step per second of probe window,
-// one per cost job, one for the setup.
+// one for the setup.
 func (b *bench) steps() int {
-	secs := int(b.cfg.duration / time.Second)
-	loaded := 0
-	for _, a := range b.cfg.arms {
-		if a.hasLoad() {
-			loaded++
-		}
-	}
-	return 1 + b.cfg.rounds*(len(b.cfg.arms)*secs+loaded)
+	return 1 + b.cfg.rounds*len(b.cfg.arms)*int(b.cfg.duration/time.Second)
 }
 
 func (b *bench) setup(ctx context.Context) error {
 	b.prog.describe("making files")
 	var err error
 	if b.fs, err = newScratch(b.cfg); err != nil {
+		return err
+	}
+	b.pool.ctrDir = filepath.Join(b.fs.loadDir, "counters")
+	if err := os.Mkdir(b.pool.ctrDir, 0o700); err != nil {
+		return err
+	}
+	if err := b.readOwnTier(); err != nil {
 		return err
 	}
 	b.env.Scratch = b.fs.root
@@ -97,102 +105,47 @@ func (b *bench) setup(ctx context.Context) error {
 		return fmt.Errorf("making the app's files: %w", err)
 	}
 	b.env.ReadMethod = "4 KiB, " + b.app.read.method()
-	b.env.Duration, b.env.Rounds = b.cfg.duration.String(), b.cfg.rounds
+	b.env.Duration, b.env.Rounds, b.env.Seed = b.cfg.duration.String(), b.cfg.rounds, b.cfg.seed
 	for _, a := range b.cfg.arms {
 		b.env.Arms = append(b.env.Arms, a.name)
 	}
 	b.env.Marker = runEnv + "=" + b.pool.marker
 	b.env.Load = fmt.Sprintf("%d CPU spinners, %d writers (1 MiB writes, fsync every 32 MiB), %d metadata storms (walk and stat %d files), %d uncached readers (128 KiB reads of a %d MiB file)",
 		b.cfg.spinners, b.cfg.writers, b.cfg.storms, b.cfg.treeDirs*b.cfg.treeFiles, b.cfg.readers, b.cfg.readerMiB)
+	b.env.Pace = b.cfg.pace.String()
 	b.prog.add(1)
 	return ctx.Err()
 }
 
-// round runs every arm once, interleaved, in the given order in odd rounds
-// and reversed in even ones, then the agent-cost job at each loaded arm's tier.
+// readOwnTier reads the bench's own tier and autogroup, which the default
+// arm's workers inherit and the other arms must be below.
+func (b *bench) readOwnTier() error {
+	t, _, err := readThreadTier(os.Getpid(), os.Getpid())
+	if err != nil {
+		return err
+	}
+	ap, err := qos.Inspect(os.Getpid())
+	if err != nil {
+		return err
+	}
+	b.own, b.ownAG = t, ap.Autogroup
+	return nil
+}
+
+// round runs every arm once, in an order shuffled from the seed, so no arm
+// always follows the same one (a writer's dirty pages, a warm cache).
 func (b *bench) round(ctx context.Context, r int) error {
 	order := slices.Clone(b.cfg.arms)
-	if r%2 == 1 {
-		slices.Reverse(order)
+	b.order.Shuffle(len(order), func(i, j int) { order[i], order[j] = order[j], order[i] })
+	var names []string
+	for _, a := range order {
+		names = append(names, a.name)
 	}
+	b.env.Orders = append(b.env.Orders, names)
 	for _, a := range order {
 		if err := b.runArm(ctx, a, r); err != nil {
 			return fmt.Errorf("round %d, arm %s: %w", r+1, a.name, err)
 		}
 	}
-	for _, a := range b.cfg.arms {
-		if !a.hasLoad() {
-			continue
-		}
-		b.prog.describe(fmt.Sprintf("round %d/%d: agent cost at %s", r+1, b.cfg.rounds, a.name))
-		took, err := b.pool.runJob(ctx, a, "job", strconv.Itoa(b.cfg.jobIters))
-		if err != nil {
-			return fmt.Errorf("round %d, agent cost at %s: %w", r+1, a.name, err)
-		}
-		b.res.add(a.name, r, map[string][]float64{"cost": {ms(took)}})
-		b.prog.add(1)
-	}
 	return nil
-}
-
-// runArm records the load average, starts the arm's load, runs the probes
-// for one window, and stops the load.
-func (b *bench) runArm(ctx context.Context, a arm, r int) (err error) {
-	b.prog.describe(fmt.Sprintf("round %d/%d: %s", r+1, b.cfg.rounds, a.name))
-	_, one, err := loadavg()
-	if err != nil {
-		return err
-	}
-	b.res.add(a.name, r, map[string][]float64{"loadavg": {one}})
-	defer func() { err = errors.Join(err, b.stopLoad()) }()
-	if err := b.startLoad(ctx, a, r); err != nil {
-		return err
-	}
-	if b.cfg.onArm != nil {
-		b.cfg.onArm(a.name)
-	}
-	series, err := b.app.run(ctx, b.cfg.duration)
-	if err != nil {
-		return err
-	}
-	for k, v := range series {
-		if len(v) == 0 {
-			return fmt.Errorf("probe series %s has no samples in %v: the machine is too slow or too loaded for this -duration", k, b.cfg.duration)
-		}
-	}
-	b.res.add(a.name, r, series)
-	b.prog.add(int(b.cfg.duration / time.Second))
-	return nil
-}
-
-func (b *bench) output(stdout io.Writer) error {
-	rep := report{Env: b.env, Rows: b.res.rows()}
-	if err := renderTable(stdout, rep.Env, rep.Rows); err != nil {
-		return err
-	}
-	if b.cfg.jsonPath != "" {
-		if err := writeJSON(b.cfg.jsonPath, rep); err != nil {
-			return err
-		}
-	}
-	if b.cfg.svgPath != "" {
-		return writeSVG(b.cfg.svgPath, b.res)
-	}
-	return nil
-}
-
-// close kills every worker, closes the app's files and statefile, and
-// removes the scratch folder, in that order (the workers write inside it).
-func (b *bench) close() error {
-	b.prog.finish()
-	errs := []error{b.pool.stopAll()}
-	if b.app != nil {
-		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
-		defer cancel()
-		errs = append(errs, b.app.close(ctx))
-	}
-	if b.fs != nil {
-		errs = append(errs, b.fs.remove())
-	}
-	return errors.Join(errs...)
 }

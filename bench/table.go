@@ -7,9 +7,9 @@ import (
 	"strings"
 )
 
-// renderTable writes the Markdown report: the environment header, the notes
-// on how figures were combined, a warning when the machine was busy, and one
-// row per metric with one column per arm and the change against default.
+// renderTable writes the Markdown report: the header (machine, run, how to
+// read the cells), a warning when the machine was busy, and one row per
+// metric with one column per arm, each followed by its comparisons.
 func renderTable(w io.Writer, env envInfo, rows []row) error {
 	var b strings.Builder
 	writeHeader(&b, env)
@@ -27,82 +27,134 @@ func renderTable(w io.Writer, env envInfo, rows []row) error {
 	fmt.Fprintf(&b, "|---|---|%s\n", strings.Repeat("---:|", len(env.Arms)))
 	for _, k := range keys {
 		probe, metric, _ := strings.Cut(k, "/")
-		cells := make([]string, len(env.Arms))
-		for i, a := range env.Arms {
-			cells[i] = cell(byKey[k], a)
+		writeLine(&b, probe, metric, env.Arms, func(a string) string { return cell(byKey[k], a) })
+		for _, base := range []string{"default", "idle"} {
+			if hasComparison(byKey[k], base) {
+				writeLine(&b, "", "vs "+base, env.Arms, func(a string) string { return cmpCell(byKey[k], a, base) })
+			}
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s |\n", probe, metric, strings.Join(cells, " | "))
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
 }
 
-func writeHeader(b *strings.Builder, env envInfo) {
-	fmt.Fprintf(b, "## offmain bench, %s\n\n", env.Started.Format("2006-01-02 15:04 MST"))
-	fmt.Fprintf(b, "- Machine: kernel %s, %d cores, autogroup %s, I/O scheduler %s, cgroup %s, RLIMIT_NICE %s, %s.\n",
-		env.Kernel, env.Cores, env.Autogroup, env.IOScheduler, env.Cgroup, env.RlimitNice, env.Go)
-	fmt.Fprintf(b, "- Load per arm: %s. Read probe: %s. Scratch folder: %q (removed).\n",
-		env.Load, env.ReadMethod, env.Scratch)
-	fmt.Fprintf(b, "- %s per arm and round, %d round(s), arms interleaved within each round (order reversed in even rounds); wall time %s. Before the run: load average %s, CPU busy %.0f%%.\n",
-		env.Duration, env.Rounds, env.Wall, env.LoadStart, 100*env.BusyStart)
-	fmt.Fprintf(b, "- Figures in ms are medians over the %d round(s); counts (over_frame, skipped_ticks, saves) are sums over them; max_ms is the largest of the rounds. In parentheses: change against `default`.\n",
-		env.Rounds)
-	b.WriteString("- over_frame: longer than one 16.7 ms frame (from the tick for frame and ui, from the call for saves); skipped_ticks: ticks a loop missed entirely while its previous frame or call ran long (the percentiles cover only the ticks that ran).\n")
-	if len(env.Applied) > 0 {
-		fmt.Fprintf(b, "- Applied, read back from one spinner of each arm:")
-		for _, a := range env.Arms {
-			if s, ok := env.Applied[a]; ok {
-				fmt.Fprintf(b, " `%s`: %s;", a, s)
-			}
-		}
-		b.WriteString("\n")
+func writeLine(b *strings.Builder, probe, metric string, arms []string, f func(string) string) {
+	cells := make([]string, len(arms))
+	for i, a := range arms {
+		cells[i] = f(a)
 	}
-	if env.Warning != "" {
-		fmt.Fprintf(b, "\n> **Warning:** %s\n", env.Warning)
-	}
-	b.WriteString("\n")
+	fmt.Fprintf(b, "| %s | %s | %s |\n", probe, metric, strings.Join(cells, " | "))
 }
 
-// cell formats one arm's figure with its change against default.
+func hasComparison(byArm map[string]row, base string) bool {
+	for _, r := range byArm {
+		if comparisonTo(r, base) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+func comparisonTo(r row, base string) *comparison {
+	if base == "idle" {
+		return r.VsIdle
+	}
+	return r.VsDefault
+}
+
+// cell formats one arm's own figure: a quantile with its per-round range
+// and n, a fraction as k/n with its Wilson interval, a rate with its
+// per-round range.
 func cell(byArm map[string]row, armName string) string {
 	r, ok := byArm[armName]
 	if !ok {
 		return "–"
 	}
-	s := formatValue(r)
-	// The load average is context, not an outcome: no change for it.
-	if d, ok := byArm["default"]; ok && armName != "default" && r.Probe != "machine" {
-		s += change(r.Value, d.Value)
+	switch r.Kind {
+	case kindQuantile:
+		if !r.Quoted {
+			return fmt.Sprintf("– n=%d", r.N)
+		}
+		return num(float64(r.Value)) + spread(r.Rounds, num) + fmt.Sprintf(" n=%d", r.N)
+	case kindFraction:
+		return fmt.Sprintf("%d/%d %s [%s, %s]", r.K, r.N, pctOf(float64(r.Value)),
+			pctOf(float64(r.Wilson[0])), pctOf(float64(r.Wilson[1])))
+	case kindMax:
+		return num(float64(r.Value)) + fmt.Sprintf(" n=%d", r.N)
+	}
+	return num(float64(r.Value)) + spread(r.Rounds, num)
+}
+
+// spread prints the range of the per-round figures, " (lo–hi)", when
+// there are two rounds or more and each alone supports one (a range over
+// some rounds would leave out the ones with the fewest samples, often the
+// worst).
+func spread(rounds []optFloat, f func(float64) string) string {
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, v := range rounds {
+		x := float64(v)
+		if math.IsNaN(x) {
+			return ""
+		}
+		lo, hi = math.Min(lo, x), math.Max(hi, x)
+	}
+	if len(rounds) < 2 {
+		return ""
+	}
+	return " (" + f(lo) + "–" + f(hi) + ")"
+}
+
+// cmpCell formats an arm's comparison with base: a change in percent (or a
+// ratio, against idle) for quantiles and rates, a difference in percentage
+// points for fractions; the interval in brackets, marked * when it excludes
+// no change.
+func cmpCell(byArm map[string]row, armName, base string) string {
+	r, ok := byArm[armName]
+	if !ok || comparisonTo(r, base) == nil {
+		return ""
+	}
+	c := comparisonTo(r, base)
+	f, unit := func(v float64) string { return fmt.Sprintf("%+.0f", 100*(v-1)) }, "%"
+	switch {
+	case c.Kind == "difference":
+		f, unit = func(v float64) string { return fmt.Sprintf("%+.1f", 100*v) }, " pts"
+	case base == "idle":
+		f, unit = num, "×"
+	}
+	s := f(float64(c.Value)) + unit
+	if unit == "×" {
+		s = unit + f(float64(c.Value))
+	}
+	if math.IsNaN(float64(c.Lo)) {
+		return s + " (no CI)"
+	}
+	s += " [" + f(float64(c.Lo)) + ", " + f(float64(c.Hi)) + "]"
+	if c.excludesNone() {
+		s += "*"
 	}
 	return s
 }
 
-// formatValue prints counts as integers and other figures with three
-// significant digits or more.
-func formatValue(r row) string {
-	if r.Agg == aggSum {
-		return fmt.Sprintf("%.0f", r.Value)
-	}
-	v := math.Abs(r.Value)
+// num prints a figure with three significant digits or more.
+func num(v float64) string {
+	a := math.Abs(v)
 	switch {
-	case v >= 100:
-		return fmt.Sprintf("%.0f", r.Value)
-	case v >= 10:
-		return fmt.Sprintf("%.1f", r.Value)
-	case v >= 1:
-		return fmt.Sprintf("%.2f", r.Value)
+	case math.IsNaN(v):
+		return "–"
+	case a >= 100:
+		return fmt.Sprintf("%.0f", v)
+	case a >= 10:
+		return fmt.Sprintf("%.1f", v)
+	case a >= 1:
+		return fmt.Sprintf("%.2f", v)
 	}
-	return fmt.Sprintf("%.3g", r.Value)
+	return fmt.Sprintf("%.3g", v)
 }
 
-// change returns " (+12%)" for v against base, "" when base is zero.
-func change(v, base float64) string {
-	if base == 0 {
-		return ""
+// pctOf prints a fraction as a percentage.
+func pctOf(v float64) string {
+	if math.IsNaN(v) {
+		return "–"
 	}
-	p := math.Round(100 * (v - base) / base)
-	if p == 0 {
-		return " (0%)"
-	}
-	return fmt.Sprintf(" (%+.0f%%)", p)
+	return num(100*v) + "%"
 }

@@ -8,9 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
-	"sync"
 
 	"golang.org/x/sys/unix"
 )
@@ -25,12 +23,11 @@ const (
 )
 
 // workerMain runs one hidden worker mode and returns the exit status.
+// The modes run until the bench kills them, so runWorker returns only on
+// an error.
 func workerMain(mode string, args []string) int {
-	if err := runWorker(mode, args); err != nil {
-		fmt.Fprintf(os.Stderr, "bench worker %s: %v\n", mode, err)
-		return 1
-	}
-	return 0
+	fmt.Fprintf(os.Stderr, "bench worker %s: %v\n", mode, runWorker(mode, args))
+	return 1
 }
 
 func runWorker(mode string, args []string) error {
@@ -58,19 +55,48 @@ func runWorker(mode string, args []string) error {
 	if len(args) != 1 {
 		return fmt.Errorf("want one argument, got %q", args)
 	}
+	c, p, err := workerProgress()
+	if err != nil {
+		return err
+	}
 	switch mode {
 	case "spin":
-		return spinForever()
+		return spinForever(c)
 	case "write":
-		return writeForever(args[0])
+		return writeForever(args[0], c, p)
 	case "meta":
-		return metaForever(args[0])
+		return metaForever(args[0], c, p)
 	case "read":
-		return readForever(args[0])
-	case "job":
-		return job(args[0])
+		return readForever(args[0], c, p)
 	}
 	return fmt.Errorf("unknown mode %q", mode)
+}
+
+// workerProgress opens the counters the bench made for this worker (a
+// throwaway mapping when run without one, as the arms test does) and its
+// pacer.
+func workerProgress() (*counters, *pacer, error) {
+	path := os.Getenv(countersEnv)
+	if path == "" {
+		f, err := os.CreateTemp("", "bench counters")
+		if err != nil {
+			return nil, nil, err
+		}
+		path = f.Name()
+		f.Close()
+		defer os.Remove(path)
+		c, err := openCounters(path, true)
+		return c, newPacer(0), err
+	}
+	c, err := openCounters(path, false)
+	if err != nil {
+		return nil, nil, err
+	}
+	rate, err := strconv.ParseFloat(os.Getenv(paceEnv), 64)
+	if err != nil {
+		rate = 0 // unset: a closed loop
+	}
+	return c, newPacer(rate), nil
 }
 
 // ready tells the bench, on the ready pipe, that the load is running.
@@ -79,7 +105,8 @@ func ready() error {
 	return err
 }
 
-func spinForever() error {
+// spinForever counts one operation per 2^20 rounds of spin.
+func spinForever(c *counters) error {
 	if err := ready(); err != nil {
 		return err
 	}
@@ -87,11 +114,12 @@ func spinForever() error {
 	for {
 		x = spin(x, 1<<20)
 		sink.Store(x)
+		c.add(1, 0)
 	}
 }
 
 // writeForever writes large sequential chunks with a periodic fsync.
-func writeForever(path string) error {
+func writeForever(path string, c *counters, p *pacer) error {
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o600)
 	if err != nil {
 		return err
@@ -107,6 +135,8 @@ func writeForever(path string) error {
 		if _, err := f.Write(buf); err != nil {
 			return err
 		}
+		c.add(1, writeChunk)
+		p.did(writeChunk)
 		if n%writeSync == 0 {
 			if err := f.Sync(); err != nil {
 				return err
@@ -126,7 +156,7 @@ func writeForever(path string) error {
 
 // metaForever walks the tree and stats every entry, over and over, as find,
 // rg and git status do.
-func metaForever(root string) error {
+func metaForever(root string, c *counters, p *pacer) error {
 	if err := ready(); err != nil {
 		return err
 	}
@@ -136,6 +166,8 @@ func metaForever(root string) error {
 				return err
 			}
 			_, err = d.Info()
+			c.add(1, 0)
+			p.did(1)
 			return err
 		})
 		if err != nil {
@@ -145,7 +177,7 @@ func metaForever(root string) error {
 }
 
 // readForever reads random chunks of path, bypassing the page cache.
-func readForever(path string) error {
+func readForever(path string, c *counters, p *pacer) error {
 	r, err := openUncached(path)
 	if err != nil {
 		return err
@@ -165,22 +197,9 @@ func readForever(path string) error {
 		if err := r.readAt(buf, rand.Int64N(chunks)*readChunk); err != nil {
 			return err
 		}
+		c.add(1, readChunk)
+		p.did(readChunk)
 	}
-}
-
-// job is the fixed CPU job of the agent-cost row: one goroutine per core,
-// each doing the same number of rounds of spin, then exit.
-func job(arg string) error {
-	iters, err := strconv.Atoi(arg)
-	if err != nil {
-		return err
-	}
-	var wg sync.WaitGroup
-	for i := range runtime.NumCPU() {
-		wg.Go(func() { sink.Add(spin(uint64(i+1), iters)) })
-	}
-	wg.Wait()
-	return nil
 }
 
 // uncached reads a file bypassing the page cache: O_DIRECT where the
