@@ -3,6 +3,7 @@
 package qos
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -61,17 +62,65 @@ func prepareLeaf(dir string, s setting) (string, error) {
 	err := writeFile(filepath.Join(leaf, knob), value)
 	if errors.Is(err, os.ErrNotExist) {
 		// The knob appears once dir enables the cpu controller for its
-		// children; a delegated cgroup may do that itself.
-		_ = writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu")
+		// children; a delegated cgroup may do that itself, but only while
+		// no process lives in it: cpu is a threaded controller, and a
+		// cgroup with processes that enables one becomes a thread root,
+		// whose child cgroups can hold no process (cgroup-v2.rst,
+		// "Threads"; kernel/cgroup/cgroup.c, cgroup_is_valid_domain): every
+		// Start would then fail with EOPNOTSUPP.
+		if procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); len(bytes.TrimSpace(procs)) > 0 {
+			return "", subtreeError(dir, unix.EBUSY)
+		}
+		if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu"); err != nil {
+			return "", subtreeError(dir, err)
+		}
 		err = writeFile(filepath.Join(leaf, knob), value)
-	}
-	if errors.Is(err, os.ErrNotExist) {
-		have, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-		return "", fmt.Errorf("qos: cgroup %s: no cpu controller (cgroup.controllers: %q): %w",
-			dir, strings.TrimSpace(string(have)), err)
 	}
 	if err != nil {
 		return "", fmt.Errorf("qos: cgroup: %w", err)
 	}
 	return leaf, nil
+}
+
+// subtreeError explains why dir could not enable the cpu controller for its
+// children (Documentation/admin-guide/cgroup-v2.rst; the kernel's answers
+// come from cgroup_subtree_control_write in kernel/cgroup/cgroup.c).
+func subtreeError(dir string, err error) error {
+	const pre = "qos: cgroup %s: cannot enable the cpu controller for its children: "
+	switch {
+	case errors.Is(err, unix.EBUSY):
+		// "No Internal Process Constraint": a cgroup with processes of its
+		// own cannot hand controllers to its children.
+		return fmt.Errorf(pre+"processes live in it, and cgroup v2 lets only a cgroup without processes "+
+			"hand controllers to child cgroups that hold processes; move this process into a leaf first "+
+			"(qos.JoinLeaf(%q, \"app\")): %w", dir, dir, err)
+	case errors.Is(err, os.ErrNotExist):
+		have, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+		return fmt.Errorf(pre+"no cpu controller (cgroup.controllers: %q); its parent must enable cpu "+
+			"for it (systemd: Delegate=yes, or Delegate=cpu): %w", dir, strings.TrimSpace(string(have)), err)
+	case errors.Is(err, os.ErrPermission):
+		return fmt.Errorf(pre+"not delegated to this user (its cgroup.subtree_control is not writable); "+
+			"run the app in a delegated unit, e.g. systemd-run --user --scope -p Delegate=yes APP: %w", dir, err)
+	}
+	return fmt.Errorf(pre+"%w", dir, err)
+}
+
+// JoinLeaf moves the calling process, every thread of it, into the cgroup
+// v2 directory dir/name, made if missing. A cgroup delegated to an app
+// (systemd-run --user --scope -p Delegate=yes, or a unit with Delegate=)
+// holds the app's process itself, and cgroup v2 lets only a cgroup without
+// processes enable controllers for its children (cgroup-v2.rst, "No
+// Internal Process Constraint"). Calling JoinLeaf(dir, "app") once at start
+// empties dir, and dir can then be [Options.Cgroup]. The move needs write
+// access to dir's cgroup.procs, which delegation gives.
+func JoinLeaf(dir, name string) error {
+	leaf := filepath.Join(dir, name)
+	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return fmt.Errorf("qos: cgroup: %w", err)
+	}
+	// Writing a pid to cgroup.procs moves its whole thread group.
+	if err := writeFile(filepath.Join(leaf, "cgroup.procs"), strconv.Itoa(os.Getpid())); err != nil {
+		return fmt.Errorf("qos: join cgroup %s: %w", leaf, err)
+	}
+	return nil
 }

@@ -29,6 +29,9 @@ import (
 // enables nothing, so it never has it.
 func testCgroup(t *testing.T, cpu bool) (root, dir string, hasCPU bool) {
 	t.Helper()
+	if os.Geteuid() != 0 {
+		t.Skip("making a cgroup outside a delegated subtree needs root; CI's root pass and its VM run this")
+	}
 	root = cgroup2Mount(t)
 	if root == "" {
 		root = t.TempDir()
@@ -180,4 +183,53 @@ func cpuV1Note() string {
 		}
 	}
 	return ""
+}
+
+// TestSubtreeError: each way a cgroup can refuse the cpu controller for its
+// children is told apart and says what to do.
+func TestSubtreeError(t *testing.T) {
+	for _, tc := range []struct {
+		err  error
+		want string
+	}{
+		{unix.EBUSY, "JoinLeaf"},
+		{os.ErrNotExist, "no cpu controller"},
+		{unix.ENOENT, "Delegate=yes, or Delegate=cpu"},
+		{unix.EACCES, "systemd-run --user --scope -p Delegate=yes"},
+		{unix.EPERM, "not delegated to this user"},
+		{unix.EINVAL, "cannot enable the cpu controller"},
+	} {
+		err := subtreeError("/sys/fs/cgroup/app.scope", fmt.Errorf("write: %w", tc.err))
+		assert.ErrorContains(t, err, tc.want, "for %v", tc.err)
+		assert.ErrorIs(t, err, tc.err, "for %v", tc.err)
+	}
+}
+
+// TestCgroupDelegated gives a cgroup to user nobody the way systemd's
+// Delegate= does (the directory and its cgroup.procs, cgroup.threads and
+// cgroup.subtree_control are the user's) and runs, as that user and inside
+// that cgroup (as an app started in a delegated scope is), a helper that
+// uses it as Options.Cgroup: first with the app's process still in it, then
+// after JoinLeaf moved it into a leaf.
+func TestCgroupDelegated(t *testing.T) {
+	root, dir, hasCPU := testCgroup(t, true)
+	if !hasCPU {
+		t.Skipf("the cgroup v2 hierarchy at %s offers no cpu controller%s", root, cpuV1Note())
+	}
+	for _, f := range []string{"", "cgroup.procs", "cgroup.threads", "cgroup.subtree_control"} {
+		require.NoError(t, os.Chown(filepath.Join(dir, f), 65534, 65534))
+	}
+	t.Cleanup(func() { _ = os.Remove(filepath.Join(dir, "app")) })
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	cmd := unprivilegedHelperCmd(t, "TestCgroupDelegated", "cgroup-delegated")
+	cmd.Env = append(cmd.Env, "QOS_TEST_CGROUP="+dir)
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+	out, err := cmd.CombinedOutput()
+	require.NoError(t, err, "helper output:\n%s", out)
+	rel := strings.TrimPrefix(dir, root)
+	want := fmt.Sprintf("uid 65534 in %[1]s\nin its own cgroup: EBUSY true, names JoinLeaf true, started false\n"+
+		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice5; cpu.weight.nice 5\n", rel)
+	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }

@@ -59,19 +59,57 @@
 // Autogroup: with /proc/sys/kernel/sched_autogroup_enabled at 1, a child in
 // a new session (SysProcAttr.Setsid, as every PTY child) gets an autogroup
 // of its own, and its nice value then weighs only against its own group, not
-// against the GUI. Start writes the tier's nice value to
-// /proc/<pid>/autogroup for such children, retrying while the kernel's
-// rate limit for unprivileged writes (one per 100 ms) answers EAGAIN. A
-// process that calls setsid itself later (a terminal multiplexer, a
-// daemonizing tool) escapes this; the cgroup lever in [Options] does not
-// have that hole. An app that no setsid ever moved (under init, many CI
-// runners and containers) is in the kernel's default autogroup
-// ([RootAutogroup]), which takes no nice value; its Setsid children are
-// fixed the same way.
+// against the GUI. Start therefore writes the tier's nice value to
+// /proc/<pid>/autogroup for such children, after they start. A process that
+// calls setsid itself later (a terminal multiplexer, a daemonizing tool)
+// escapes this; the cgroup lever in [Options] does not have that hole. An
+// app that no setsid ever moved (under init, many CI runners and containers)
+// is in the kernel's default autogroup ([RootAutogroup]), which takes no
+// nice value; its Setsid children are fixed the same way.
 //
-// Tested on: Linux 6.18 with cgroup v1 (this project's machines) and, in a
-// QEMU VM that CI boots (.ci/qos-vm), Linux 6.1 with the cgroup v2 cpu
-// controller, where the cgroup lever's tests run.
+// # What a normal user gets
+//
+// A desktop app runs as a normal user, for whom the kernel keeps limits it
+// waives for root. Every step Start and Do take, on Linux:
+//
+//	step                          when          needs                          refused
+//	nice +5/+19 (setpriority)     before exec   nothing: raising nice is free  never
+//	I/O best-effort 7 or idle     before exec   nothing (ioprio_set(2))        never
+//	SCHED_IDLE, own thread (Do)   on the thread nothing (sched(7))              never
+//	SCHED_IDLE, child (Start)     after exec    same user as the child         OnError; child stays nice 19, I/O idle
+//	autogroup nice (Setsid)       after exec    same user; 1 write/100 ms,     paced; OnError if refused for 10 s
+//	                                            system-wide, without
+//	                                            CAP_SYS_ADMIN
+//	cgroup leaf and knob          before fork   a delegated cgroup v2 subtree   Start returns an error, starts nothing
+//	raise a thread's nice back    never done    RLIMIT_NICE (usually 0)         the lowered thread is retired instead
+//	leave SCHED_IDLE              never done    RLIMIT_NICE                     the lowered thread is retired instead
+//
+// Steps before exec are taken on the forking thread, so the child starts
+// lowered; nothing there needs privilege. The two steps after exec are
+// queued on one goroutine for the whole process, which exists only while it
+// has work: it moves children to SCHED_IDLE at once, and spaces autogroup
+// writes 100 ms apart once the kernel has refused one
+// (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice: EAGAIN within
+// HZ/10 of the last write by anyone). So the n-th of a burst of Setsid
+// starts is corrected about n x 100 ms after it started: for 20 children
+// started at once as user nobody, the autogroups reached nice 5 after 0.1 to
+// 2.0 s (TestAutogroupRateLimit, on this project's 2-core VM and in the CI
+// VM). Until then such a child competes with the GUI as one group at nice 0.
+// A child that exits first needs nothing (told by a pidfd, pidfd_open(2),
+// not guessed from an errno: a dead child's /proc files are root's). Start
+// never waits for these steps and never fails or kills a child because of
+// them; a failure goes to [Options.OnError] and [Options.Logger] and shows
+// in [Inspect] ([Applied.Failed]), a step not yet taken in [Applied.Pending].
+//
+// The cgroup lever needs a cgroup v2 subtree delegated to the user, with the
+// cpu controller. On a systemd desktop an app gets one by running in a
+// delegated unit: systemd-run --user --scope -p Delegate=yes APP (or
+// Delegate=yes in its service unit). The app's own process then sits in that
+// cgroup, and a cgroup with processes cannot give child cgroups the cpu
+// controller and processes at once (cgroup-v2.rst, "No Internal Process
+// Constraint" and "Threads"), so the app first moves itself into a leaf with
+// [JoinLeaf](dir, "app") and then passes dir, read from /proc/self/cgroup,
+// as [Options.Cgroup]. Start says which of these is missing when it is.
 //
 // I/O scheduler: mq-deadline honours the I/O class only (best-effort 7 acts
 // as best-effort 4, idle is honoured), BFQ honours class and level, none and
@@ -92,4 +130,15 @@
 // and END; this too is compiled, not run, in CI. Elsewhere Start and Do go
 // ahead unchanged, or, with [Options.Strict], refuse with an error wrapping
 // [errors.ErrUnsupported].
+//
+// # Stability
+//
+// The module is v0, so the API may still change; each change is listed in
+// the repository's CHANGELOG.md. The policy table is the likeliest to
+// change: the levels each tier and mode apply (nice values, I/O classes and
+// levels, scheduling classes, the macOS and Windows settings) will follow
+// what measurements show, and with them what [Describe] prints and [Inspect]
+// reports. What no v0 or v1 release will change: mode off applies nothing,
+// [Start] and [Do] never lower a thread the application keeps, and on Linux
+// a tier only lowers, never raising a priority that is already lower.
 package qos

@@ -4,6 +4,7 @@ package qos
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -12,7 +13,6 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -29,8 +29,6 @@ func init() {
 	helpers["mainthread-locked"] = func() int { return mainThreadHelper(false) }
 	helpers["mainthread-hop"] = func() int { return mainThreadHelper(true) }
 	helpers["serving"] = servingHelper
-	helpers["autogroup-retry"] = autogroupRetryHelper
-	helpers["autogroup-exhausted"] = autogroupExhaustedHelper
 	helpers["printmode"] = func() int {
 		m, err := ModeFromEnv()
 		fmt.Println(m, err)
@@ -222,6 +220,15 @@ func waitThreadGone(t *testing.T, tid int) {
 	}
 }
 
+// waitFollowUps waits, at most 30 s, for the steps Start queued after its
+// children started.
+func waitFollowUps(t *testing.T) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	require.NoError(t, afterStart.wait(ctx), "steps queued after start still pending after 30 s")
+}
+
 // shellTree starts, through start, a shell that waits for a line on stdin,
 // then runs a second shell (a grandchild: "; true" keeps the first shell from
 // exec'ing it) that prints its pid and waits for another line. It returns the
@@ -235,6 +242,7 @@ func shellTree(t *testing.T, start func(*exec.Cmd) error) (child, grandchild App
 	require.NoError(t, err)
 	require.NoError(t, start(cmd))
 	t.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	waitFollowUps(t)
 	child, err = Inspect(cmd.Process.Pid)
 	require.NoError(t, err)
 	_, err = io.WriteString(in, "go\n")
@@ -249,105 +257,4 @@ func shellTree(t *testing.T, start func(*exec.Cmd) error) (child, grandchild App
 	_, err = io.WriteString(in, "stop\n")
 	require.NoError(t, err)
 	return child, grandchild
-}
-
-// autogroupRetryHelper runs as an unprivileged user, for whom the kernel
-// allows one autogroup write per HZ/10 system-wide. It starts Setsid children
-// in a row and prints each one's autogroup nice value, then writes the last
-// child's autogroup three times back to back (the second and third writes
-// meet the rate limit) and prints the value read back and how many writes
-// had to be retried in all.
-func autogroupRetryHelper() int {
-	var last *exec.Cmd
-	for range 3 {
-		cmd := exec.Command("/bin/sh", "-c", "read stop")
-		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		in, err := cmd.StdinPipe()
-		if err == nil {
-			err = Start(cmd, Agent, ModeUtility)
-		}
-		if err != nil {
-			fmt.Println(err)
-			return 1
-		}
-		defer func() { _ = in.Close(); _ = cmd.Wait() }()
-		a, err := Inspect(cmd.Process.Pid)
-		fmt.Println(a.AutogroupNice, err)
-		last = cmd
-	}
-	for _, nice := range []int{6, 7, 8} {
-		if err := writeAutogroup(last.Process.Pid, nice); err != nil {
-			fmt.Println(err)
-			return 1
-		}
-	}
-	_, nice, err := autogroup(last.Process.Pid)
-	fmt.Println(nice, err)
-	fmt.Println("retries", autogroupRetries.Load())
-	return 0
-}
-
-// autogroupExhaustedHelper starts, as an unprivileged user whose autogroup
-// writes all meet the rate limit, a Setsid child that waits on its stdin,
-// and prints whether Start's error wraps EAGAIN, how the child ended, and
-// how many writes were retried. The child would wait for ever if Start left
-// it running: stdin stays open until the helper exits. A Start that waited
-// for such a child would not return, so the helper gives up on it after a
-// minute (its retries take about a second).
-//
-// The test keeps the limit exhausted by writing without pause, but a pause
-// of 100 ms in those writes (the VM's CPUs taken away by its host under
-// load) lets one of the helper's writes land; Start then rightly succeeds.
-// Such a run is no test of the late error, so the helper ends that child and
-// tries again, up to 5 times.
-func autogroupExhaustedHelper() int {
-	for range 5 {
-		if done, code := autogroupExhaustedOnce(); done {
-			return code
-		}
-	}
-	fmt.Println("a write landed in each of 5 tries: the rate limit was never exhausted")
-	return 1
-}
-
-// autogroupExhaustedOnce is one try of autogroupExhaustedHelper; done is
-// false when the autogroup write landed and Start succeeded.
-func autogroupExhaustedOnce() (done bool, code int) {
-	autogroupRetries.Store(0)
-	cmd := exec.Command("/bin/sh", "-c", "read stop")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		fmt.Println(err)
-		return true, 1
-	}
-	defer in.Close()
-	result := make(chan error, 1)
-	go func() { result <- Start(cmd, Agent, ModeUtility) }()
-	watchdog := time.NewTimer(time.Minute)
-	defer watchdog.Stop()
-	select {
-	case err = <-result:
-	case <-watchdog.C:
-		fmt.Println("Start did not return within a minute: it waits for a child it left running")
-		return true, 1
-	}
-	if cmd.Process == nil {
-		fmt.Println("the child did not start:", err)
-		return true, 1
-	}
-	if cmd.ProcessState == nil {
-		a, ierr := Inspect(cmd.Process.Pid)
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if err == nil && ierr == nil && a.AutogroupNice == 5 {
-			return false, 0 // the write landed: try again
-		}
-		fmt.Printf("Start returned %v and left the child running (autogroup nice %d, %v; retries %d)\n",
-			err, a.AutogroupNice, ierr, autogroupRetries.Load())
-		return true, 1
-	}
-	fmt.Printf("error wraps EAGAIN: %t; child: %s; retries %d\n",
-		errors.Is(err, unix.EAGAIN), cmd.ProcessState, autogroupRetries.Load())
-	return true, 0
 }

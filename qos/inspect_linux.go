@@ -3,6 +3,7 @@
 package qos
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -37,7 +38,33 @@ func inspect(pid int) (Applied, error) {
 		return a, err
 	}
 	a.IOScheduler = ioSchedulers()
+	if start := startTime(pid); start != 0 {
+		afterStart.mu.Lock()
+		a.Pending, a.Failed = afterStart.status.lookup(pid, start)
+		afterStart.mu.Unlock()
+	}
 	return a, nil
+}
+
+// startTime returns field 22 of /proc/<pid>/stat, the time the process
+// started in clock ticks after boot (proc_pid_stat(5)), or 0 when it cannot
+// be read. With the pid it names one process: a pid is reused only by a
+// process started later.
+func startTime(pid int) uint64 {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0
+	}
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 22-2 {
+		return 0
+	}
+	n, _ := strconv.ParseUint(f[22-3], 10, 64)
+	return n
 }
 
 // inspectThread reads thread tid of process pid: nice value and policy from

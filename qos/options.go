@@ -1,6 +1,9 @@
 package qos
 
-import "os/exec"
+import (
+	"log/slog"
+	"os/exec"
+)
 
 // Options adjusts Start, Do and EnterServing. The zero Options is the
 // default everywhere; the package-level [Start], [Do] and [EnterServing] use
@@ -26,6 +29,35 @@ type Options struct {
 	// nothing. A command whose SysProcAttr.UseCgroupFD is already set keeps
 	// its own cgroup. Zero: no cgroup, the thread method alone.
 	Cgroup string
+
+	// OnError, if set, is called with a [*StepError] for each step that
+	// Start could apply only after the child started (Linux: SCHED_IDLE, an
+	// autogroup's nice value) and that failed, with the command Start was
+	// given. It runs on the goroutine that applies those steps for the
+	// whole process, so it must not block for long. The child keeps
+	// running: it is the caller's from the moment Start returns nil. A
+	// child that exits before its step runs is not a failure. Nil means
+	// failures are only logged (Logger) and shown by [Inspect].
+	OnError func(cmd *exec.Cmd, err error)
+
+	// Logger, if set, gets one Warn record for each such failure. Nil
+	// means [slog.Default] when OnError is nil too, and nothing otherwise.
+	Logger *slog.Logger
+}
+
+// report hands the failure of a step after start to OnError and Logger.
+func (o Options) report(cmd *exec.Cmd, err error) {
+	if o.OnError != nil {
+		o.OnError(cmd, err)
+	}
+	l := o.Logger
+	if l == nil && o.OnError == nil {
+		l = slog.Default()
+	}
+	if l != nil {
+		l.Warn("qos: a step after start failed; the command runs unlowered on that axis",
+			"path", cmd.Path, "err", err)
+	}
 }
 
 // Start starts cmd, as [exec.Cmd.Start] does, so that the command and every
@@ -34,23 +66,27 @@ type Options struct {
 // On Linux, nice values and I/O priorities are per thread and a child copies
 // them from the thread that clones it, so Start runs cmd.Start on a fresh OS
 // thread lowered to the tier, and the Go runtime retires that thread
-// afterwards: no thread the application keeps is ever lowered. In mode
-// background the child is forked from a thread at nice 19 and I/O idle and
-// moved to SCHED_IDLE right after it starts (forking from a SCHED_IDLE thread
-// can stall for seconds under load). A child in a new session (Setsid or
-// Setctty) gets its own autogroup, in which its nice value no longer competes
-// with the GUI; Start sets that autogroup's nice value to the tier's. Without
-// CAP_SYS_ADMIN the kernel allows one such write every 100 ms system-wide, so
-// Start may wait that long for it (it retries for at most about 1 s). A
-// command that sets SysProcAttr.Pdeathsig or Ptrace is refused with
-// [ErrThreadBound]. On macOS the command runs under /usr/sbin/taskpolicy
-// (Start rewrites cmd.Path and cmd.Args to that end); on Windows its priority
-// class is set through SysProcAttr.CreationFlags.
+// afterwards: no thread the application keeps is ever lowered. Two steps
+// can only come after the child runs, and Start queues them on one
+// goroutine for the whole process instead of waiting for them: in mode
+// background the move to SCHED_IDLE (forking from a SCHED_IDLE thread can
+// stall for seconds under load, so the child is forked at nice 19 and I/O
+// idle), and for a child in a new session (Setsid or Setctty), which gets its
+// own autogroup in which its nice value no longer competes with the GUI, that
+// autogroup's nice value. Without CAP_SYS_ADMIN the kernel takes one
+// autogroup write every 100 ms for the whole system, so the n-th of a burst
+// of such starts is corrected about n x 100 ms later. [Inspect] shows a
+// step still pending or failed; failures go to [Options.OnError] and
+// [Options.Logger]. A command that sets SysProcAttr.Pdeathsig or Ptrace is
+// refused with [ErrThreadBound]. On macOS the command runs under
+// /usr/sbin/taskpolicy; on Windows its priority class is set through
+// SysProcAttr.CreationFlags.
 //
-// Mode off is cmd.Start. An empty Mode means [ModeUtility]. When Start
-// returns an error the command is not running: if a step after the child
-// started fails, Start kills the child and waits for it. Start is safe for
-// concurrent use; it must not be called twice on one cmd.
+// Mode off is cmd.Start. An empty Mode means [ModeUtility]. Start returns an
+// error only when the command did not start; once it started, Start returns
+// nil and the caller owns a running command, whatever happens to the steps
+// queued after it. Start is safe for concurrent use; it must not be called
+// twice on one cmd.
 func (o Options) Start(cmd *exec.Cmd, t Tier, m Mode) error {
 	m, err := m.check("the mode passed to Start")
 	if err != nil {
@@ -70,6 +106,16 @@ func (o Options) Start(cmd *exec.Cmd, t Tier, m Mode) error {
 // panic in fn is raised again in the caller of Do. Mode off runs fn on the
 // calling goroutine. Do returns an error, without running fn, only if the
 // thread could not be lowered. Do is safe for concurrent use.
+//
+// fn must not hold a lock that interactive work also takes (a mutex, a file
+// lock, a database transaction): the GUI would wait behind a thread that
+// now runs at the lowest priority, a priority inversion the tier itself
+// creates. Copy what the pass needs under the lock, release it, then Do the
+// slow part (see the example). On a 2-core Linux VM with four busy loops at
+// nice 0, a Lock waiting for a holder with 1 ms of work left took p95 8-9 ms
+// with the holder at normal priority, 0.9-1.8 s at nice 19 (utility) and
+// 2.6-4.4 s, up to 8 s, at SCHED_IDLE (background):
+// go test -run '^$' -bench LockBehindLoweredHolder -benchtime 40x ./qos/
 func (o Options) Do(t Tier, m Mode, fn func()) error {
 	m, err := m.check("the mode passed to Do")
 	if err != nil {

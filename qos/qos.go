@@ -167,8 +167,9 @@ func Describe() string {
 func Start(cmd *exec.Cmd, t Tier, m Mode) error { return Options{}.Start(cmd, t, m) }
 
 // Do runs fn on one OS thread lowered to tier t for the call, and leaves no
-// thread of the process lowered afterwards. It is [Options.Do] with the zero
-// Options.
+// thread of the process lowered afterwards. fn must not hold a lock that
+// interactive work takes (see [Options.Do]). It is [Options.Do] with the
+// zero Options.
 func Do(t Tier, m Mode, fn func()) error { return Options{}.Do(t, m, fn) }
 
 // EnterServing applies the Serving tier to the calling process: on Linux,
@@ -197,12 +198,44 @@ type Applied struct {
 	Autogroup     string // Linux: the autogroup, e.g. "/autogroup-42", or RootAutogroup; "" without CONFIG_SCHED_AUTOGROUP
 	AutogroupNice int    // Linux: the autogroup's nice value (/proc/<pid>/autogroup)
 	IOScheduler   string // Linux: each disk's I/O scheduler and what it honours of IOClass and IOLevel
+
+	// Pending lists the steps Start queued for this process after it started
+	// that have not run yet (Linux: "SCHED_IDLE, nice 19", "autogroup nice
+	// 5"); nil when none.
+	Pending []string
+	// Failed is the error of such a step that failed for this process
+	// (errors.As finds a [*StepError]); nil when none failed. Failures are
+	// kept for the last 64 processes that had one.
+	Failed error
 }
 
 func (a Applied) String() string {
-	return fmt.Sprintf("nice %d, %s, I/O %s %d, autogroup %q nice %d; %s",
+	s := fmt.Sprintf("nice %d, %s, I/O %s %d, autogroup %q nice %d; %s",
 		a.Nice, a.Policy, a.IOClass, a.IOLevel, a.Autogroup, a.AutogroupNice, a.IOScheduler)
+	if len(a.Pending) > 0 {
+		s += "; pending: " + strings.Join(a.Pending, ", ")
+	}
+	if a.Failed != nil {
+		s += "; failed: " + a.Failed.Error()
+	}
+	return s
 }
+
+// A StepError is the failure of a step that Start applies after the child
+// started (Linux: the move to SCHED_IDLE, an autogroup's nice value). The
+// child kept running; it runs without that step. [Options.OnError] gets it,
+// and [Applied.Failed] holds it.
+type StepError struct {
+	Pid  int    // the child's process id
+	Step string // e.g. "autogroup nice 5"
+	Err  error  // what failed, e.g. wrapping syscall.EPERM or syscall.EAGAIN
+}
+
+func (e *StepError) Error() string {
+	return fmt.Sprintf("qos: pid %d: %s: %v", e.Pid, e.Step, e.Err)
+}
+
+func (e *StepError) Unwrap() error { return e.Err }
 
 // Inspect reads back the priorities process pid runs with: on Linux its nice
 // value, scheduling policy, I/O class and level, autogroup and the note on

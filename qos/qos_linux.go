@@ -40,27 +40,29 @@ func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
 	if err := runLowered(lowerTo(fork), cmd.Start); err != nil {
 		return err
 	}
-	if err := afterStart(cmd, s); err != nil {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		return err
-	}
+	o.followUp(cmd, s)
 	return nil
 }
 
-// afterStart finishes what the forking thread could not give the child:
-// SCHED_IDLE, and the nice value of a new session's autogroup.
-func afterStart(cmd *exec.Cmd, s setting) error {
+// followUp queues, on the process's pacer, what the forking thread could not
+// give the child: SCHED_IDLE, and the nice value of a new session's
+// autogroup. The child runs and belongs to the caller from here on: nothing
+// that happens to these steps stops it.
+func (o Options) followUp(cmd *exec.Cmd, s setting) {
+	a := cmd.SysProcAttr
+	group := a != nil && (a.Setsid || a.Setctty) && s.nice > 0 && autogroupOn()
+	if !s.idle && !group {
+		return
+	}
 	pid := cmd.Process.Pid
-	if s.idle {
-		if err := idleProcess(pid, s.nice); err != nil {
-			return err
-		}
-	}
-	if a := cmd.SysProcAttr; a != nil && (a.Setsid || a.Setctty) && s.nice > 0 {
-		return setAutogroupNice(pid, s.nice)
-	}
-	return nil
+	afterStart.add(&followUp{
+		child:     openChild(pid),
+		start:     startTime(pid),
+		nice:      s.nice,
+		idle:      s.idle,
+		autogroup: group,
+		report:    func(err error) { o.report(cmd, err) },
+	})
 }
 
 // idleProcess moves every thread of process pid to SCHED_IDLE at nice. The

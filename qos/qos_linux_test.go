@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -52,7 +53,7 @@ func TestStartChildAndGrandchild(t *testing.T) {
 // the session (raising it needs root, which the CI machine has).
 func restoreOwnAutogroup(t *testing.T, nice int) {
 	if _, n, err := autogroup(os.Getpid()); err == nil && n != nice {
-		t.Logf("restoring this process's autogroup nice from %d to %d: %v", n, nice, writeAutogroup(os.Getpid(), nice))
+		t.Logf("restoring this process's autogroup nice from %d to %d: %v", n, nice, writeFile("/proc/self/autogroup", strconv.Itoa(nice)))
 	}
 }
 
@@ -93,6 +94,7 @@ func TestStartSetsidAutogroup(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, Start(cmd, Agent, tc.mode))
 			defer func() { _ = in.Close(); _ = cmd.Wait() }()
+			waitFollowUps(t)
 			a, err := Inspect(cmd.Process.Pid)
 			require.NoError(t, err)
 			assert.NotEqual(t, own, a.Autogroup, "a Setsid child should have an autogroup of its own")

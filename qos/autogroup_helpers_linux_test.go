@@ -1,0 +1,257 @@
+//go:build linux
+
+package qos
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+func init() {
+	helpers["setsid-bursts"] = setsidBurstsHelper
+	helpers["autogroup-exhausted"] = autogroupExhaustedHelper
+}
+
+// burstCount is what a burst of Starts did: how many started, how many
+// Starts returned an error, how many children did not exit by themselves
+// with status 0, and how many failures Options.OnError got.
+type burstCount struct {
+	Started, Errors, Killed, Reported int
+}
+
+type burstReport struct {
+	Uid            int
+	Sequential     burstCount
+	Concurrent     burstCount
+	AtNice         int       // long-lived children whose autogroup reached nice 5
+	DelaysMs       []float64 // from each one's Start returning to that
+	NoSetsidQueued int64     // steps queued by Starts without Setsid
+	Failures       []string  // what OnError got
+}
+
+// setsidBurstsHelper makes the bursts of TestAutogroupRateLimit and prints
+// a burstReport as JSON.
+func setsidBurstsHelper() int {
+	r := burstReport{Uid: os.Geteuid()}
+	var (
+		reported atomic.Int64
+		mu       sync.Mutex
+	)
+	o := Options{OnError: func(_ *exec.Cmd, err error) {
+		reported.Add(1)
+		mu.Lock()
+		r.Failures = append(r.Failures, err.Error())
+		mu.Unlock()
+	}}
+	for range 20 {
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := o.Start(cmd, Agent, ModeUtility); err != nil {
+			r.Sequential.Errors++
+			continue
+		}
+		r.Sequential.Started++
+		if err := cmd.Wait(); err != nil {
+			r.Sequential.Killed++
+		}
+	}
+	if err := waitAll(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	r.Sequential.Reported = int(reported.Swap(0))
+	r.Concurrent, r.AtNice, r.DelaysMs = concurrentBurst(o)
+	r.Concurrent.Reported = int(reported.Load())
+	mu.Lock()
+	defer mu.Unlock()
+	before := afterStart.queued.Load()
+	noSetsid, _, _ := startMany(Options{}, false)
+	r.NoSetsidQueued = afterStart.queued.Load() - before
+	endAll(noSetsid)
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	return 0
+}
+
+// concurrentBurst starts 20 long-lived Setsid children at once and follows
+// their autogroups until each reaches nice 5 (at most 30 s).
+func concurrentBurst(o Options) (burstCount, int, []float64) {
+	cmds, started, errs := startMany(o, true)
+	c := burstCount{Started: len(cmds), Errors: errs}
+	var delays []float64
+	deadline := time.Now().Add(30 * time.Second)
+	for seen := make(map[int]bool); len(seen) < len(cmds) && time.Now().Before(deadline); {
+		for i, cmd := range cmds {
+			if _, nice, err := autogroup(cmd.Process.Pid); err == nil && nice == 5 && !seen[i] {
+				seen[i] = true
+				delays = append(delays, float64(time.Since(started[i]).Microseconds())/1000)
+			}
+		}
+		// A measurement poll, not a synchronisation: nothing in the kernel
+		// announces an autogroup's new nice value.
+		<-time.NewTimer(time.Millisecond).C
+	}
+	c.Killed = endAll(cmds)
+	_ = waitAll()
+	return c, len(delays), delays
+}
+
+// startMany starts 20 children that wait for stdin to close (cat), at once,
+// in new sessions or not, and returns the ones that started, when each Start
+// returned, and how many Starts failed.
+func startMany(o Options, setsid bool) ([]*exec.Cmd, []time.Time, int) {
+	var (
+		mu      sync.Mutex
+		wg      sync.WaitGroup
+		cmds    []*exec.Cmd
+		started []time.Time
+		errs    int
+	)
+	for range 20 {
+		wg.Go(func() {
+			cmd := exec.Command("/bin/cat")
+			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
+			cmd.Stdout = io.Discard
+			in, perr := cmd.StdinPipe()
+			err := errors.Join(perr, o.Start(cmd, Agent, ModeUtility))
+			now := time.Now()
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs++
+				return
+			}
+			stdins[cmd] = in
+			cmds, started = append(cmds, cmd), append(started, now)
+		})
+	}
+	wg.Wait()
+	return cmds, started, errs
+}
+
+// stdins holds the write end of each child's stdin, for endAll; startMany
+// and endAll run on the helper's main goroutine only.
+var stdins = map[*exec.Cmd]io.Closer{}
+
+// endAll closes each child's stdin and returns how many did not then exit
+// by themselves with status 0.
+func endAll(cmds []*exec.Cmd) (killed int) {
+	for _, cmd := range cmds {
+		_ = stdins[cmd].Close()
+		delete(stdins, cmd)
+		if err := cmd.Wait(); err != nil {
+			killed++
+		}
+	}
+	return killed
+}
+
+func waitAll() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	return afterStart.wait(ctx)
+}
+
+// autogroupExhaustedHelper starts, as an unprivileged user whose autogroup
+// writes all meet the rate limit, a Setsid child that waits on its stdin,
+// and prints what Start returned, whether the child still ran after its
+// step failed, and what OnError and Inspect said. The pacer gives a write up
+// after a budget, cut to 1 s here.
+//
+// The test keeps the limit exhausted by writing without pause, but a pause
+// of 100 ms in those writes (the VM's CPUs taken away by its host under
+// load) lets one of the helper's writes land, and then nothing fails. Such a
+// run is no test of a late failure, so the helper ends that child and tries
+// again, up to 5 times.
+func autogroupExhaustedHelper() int {
+	afterStart.budget = time.Second
+	for range 5 {
+		if done, code := autogroupExhaustedOnce(); done {
+			return code
+		}
+	}
+	fmt.Println("a write landed in each of 5 tries: the rate limit was never exhausted")
+	return 1
+}
+
+func autogroupExhaustedOnce() (done bool, code int) {
+	cmd := exec.Command("/bin/cat")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		fmt.Println(err)
+		return true, 1
+	}
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	reported := make(chan error, 1)
+	o := Options{OnError: func(_ *exec.Cmd, err error) { reported <- err }}
+	err = o.Start(cmd, Agent, ModeUtility)
+	if werr := waitAll(); werr != nil {
+		fmt.Println(werr)
+		return true, 1
+	}
+	var got error
+	select {
+	case got = <-reported:
+	default:
+		return false, 0 // the write landed: try again
+	}
+	a, ierr := Inspect(cmd.Process.Pid)
+	running := ierr == nil && unix.Kill(cmd.Process.Pid, 0) == nil
+	var se *StepError
+	fmt.Printf("start: %v; running after the failure: %t; OnError: %T wrapping EAGAIN: %t; Inspect: wraps EAGAIN: %t\n",
+		err, running, got, errors.As(got, &se) && errors.Is(got, unix.EAGAIN), errors.Is(a.Failed, unix.EAGAIN))
+	return true, 0
+}
+
+func init() { helpers["cgroup-delegated"] = cgroupDelegatedHelper }
+
+// cgroupDelegatedHelper runs as an unprivileged user inside the cgroup
+// QOS_TEST_CGROUP delegated to it, and prints what Start with that cgroup
+// as Options.Cgroup does before and after JoinLeaf.
+func cgroupDelegatedHelper() int {
+	dir := os.Getenv("QOS_TEST_CGROUP")
+	fmt.Printf("uid %d in %s\n", os.Geteuid(), ownCgroup(os.Getpid()))
+	o := Options{Cgroup: dir}
+	first := exec.Command("/bin/true")
+	err := o.Start(first, Agent, ModeUtility)
+	fmt.Printf("in its own cgroup: EBUSY %t, names JoinLeaf %t, started %t\n",
+		errors.Is(err, unix.EBUSY), strings.Contains(fmt.Sprint(err), "JoinLeaf"), first.Process != nil)
+	fmt.Printf("join: %v\n", JoinLeaf(dir, "app"))
+	cmd := exec.Command("/bin/cat")
+	in, _ := cmd.StdinPipe()
+	err = o.Start(cmd, Agent, ModeUtility)
+	if err != nil {
+		fmt.Printf("start: %v\n", err)
+		return 0
+	}
+	knob, _ := os.ReadFile(dir + "/offmain-nice5/cpu.weight.nice")
+	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s\n", err, ownCgroup(cmd.Process.Pid), strings.TrimSpace(string(knob)))
+	_ = in.Close()
+	_ = cmd.Wait()
+	return 0
+}
+
+// ownCgroup returns process pid's cgroup v2 path ("0::<path>" in
+// /proc/<pid>/cgroup).
+func ownCgroup(pid int) string {
+	b, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", pid))
+	for _, l := range strings.Split(string(b), "\n") {
+		if p, ok := strings.CutPrefix(l, "0::"); ok {
+			return p
+		}
+	}
+	return "?"
+}

@@ -1,0 +1,211 @@
+//go:build linux
+
+package qos
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// child tells whether a started child has exited, so that a step meeting a
+// dead child is dropped without guessing from an errno (a dead child's
+// /proc/<pid>/autogroup is root's: a write answers EACCES, not ESRCH). It
+// holds a pidfd (pidfd_open(2), Linux 5.3), readable once the process has
+// exited, opened in Start before the caller can reap the child, so it is
+// never another process's. Without one it asks waitid(2) with WNOWAIT, which
+// leaves the child for cmd.Wait to reap.
+type child struct {
+	pid   int
+	pidfd int // -1: none
+}
+
+func openChild(pid int) child {
+	fd, err := unix.PidfdOpen(pid, 0)
+	if err != nil {
+		fd = -1
+	}
+	return child{pid: pid, pidfd: fd}
+}
+
+func (c child) exited() bool { return c.exitedWithin(0) }
+
+// exitDelay bounds how long a step that failed waits for the child to
+// finish exiting: an exiting process drops its memory (exit_mm) before it
+// becomes a zombie, and from then its /proc files are root's
+// (fs/proc/base.c, task_dump_owner), so a write meets EACCES a moment
+// before the pidfd says the child exited.
+const exitDelay = 200 * time.Millisecond
+
+// exitedWithin reports whether the child exits within d (0: has exited).
+func (c child) exitedWithin(d time.Duration) bool {
+	if c.pidfd >= 0 {
+		fds := []unix.PollFd{{Fd: int32(c.pidfd), Events: unix.POLLIN}}
+		deadline := time.Now().Add(d)
+		for {
+			n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
+			if !errors.Is(err, unix.EINTR) {
+				return err == nil && n > 0
+			}
+		}
+	}
+	for deadline := time.Now().Add(d); ; {
+		if c.waitid() || !time.Now().Before(deadline) {
+			return c.waitid()
+		}
+		t := time.NewTimer(5 * time.Millisecond)
+		<-t.C
+	}
+}
+
+func (c child) waitid() bool {
+	// waitid(2): with WNOHANG and no child in a waitable state, the
+	// kernel leaves si_signo 0; ECHILD means cmd.Wait reaped it already.
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return errors.Is(err, unix.ECHILD) || err == nil && info.Signo != 0
+}
+
+func (c child) close() {
+	if c.pidfd >= 0 {
+		_ = unix.Close(c.pidfd)
+	}
+}
+
+// moveIdle moves every thread of the child to SCHED_IDLE at the tier's nice
+// value. A child that exited meanwhile needs nothing.
+func (f *followUp) moveIdle() error {
+	err := idleProcess(f.child.pid, f.nice)
+	if err != nil && f.child.exitedWithin(exitDelay) {
+		return nil
+	}
+	return err
+}
+
+// writeAutogroup writes the tier's nice value to /proc/<pid>/autogroup. The
+// file is opened before the last look at the child: if the child still runs
+// then, the open file is its own, not that of a later process given its pid.
+// An EAGAIN (the rate limit) is returned as it is, for the pacer to retry.
+func (f *followUp) writeAutogroup() error {
+	pid := f.child.pid
+	if f.child.exited() {
+		return nil
+	}
+	own, _, err := autogroup(os.Getpid())
+	if err != nil {
+		return err
+	}
+	name, _, err := autogroup(pid)
+	if err != nil || name == own {
+		if err != nil && f.child.exitedWithin(exitDelay) {
+			return nil
+		}
+		return err // nil: not in a new autogroup, its nice value competes already
+	}
+	file, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
+	if err != nil {
+		if f.child.exitedWithin(exitDelay) {
+			return nil
+		}
+		return err
+	}
+	defer file.Close()
+	if f.child.exited() {
+		return nil
+	}
+	_, err = file.WriteString(strconv.Itoa(f.nice))
+	if err != nil && !errors.Is(err, unix.EAGAIN) && (errors.Is(err, unix.ESRCH) || f.child.exitedWithin(exitDelay)) {
+		return nil
+	}
+	return err
+}
+
+func (f *followUp) stepName(step string) string {
+	if step == "SCHED_IDLE" {
+		return fmt.Sprintf("SCHED_IDLE, nice %d", f.nice)
+	}
+	return fmt.Sprintf("autogroup nice %d", f.nice)
+}
+
+// errRateLimit is the error of an autogroup write the kernel's rate limit
+// kept refusing for the pacer's whole budget: another process writes
+// autogroups without pause.
+type errRateLimit struct {
+	err    error
+	budget time.Duration
+}
+
+func (e errRateLimit) Error() string {
+	return fmt.Sprintf("refused by the kernel's rate limit (one write per 100 ms system-wide) for %v: %v", e.budget, e.err)
+}
+
+func (e errRateLimit) Unwrap() error { return e.err }
+
+// childStatus is what Inspect shows of a child's follow-ups.
+type childStatus struct {
+	start   uint64 // see followUp.start
+	pending []string
+	failed  error
+}
+
+// statusTable holds the status of children with follow-ups queued, and of
+// the last maxFailed that failed (a failure stays visible after the child's
+// steps are done; the oldest is forgotten first).
+type statusTable struct {
+	byPid  map[int]*childStatus
+	failed []int // pids with a failure, oldest first
+}
+
+const maxFailed = 64
+
+func (t *statusTable) add(f *followUp) {
+	if t.byPid == nil {
+		t.byPid = make(map[int]*childStatus)
+	}
+	s := &childStatus{start: f.start}
+	if f.idle {
+		s.pending = append(s.pending, f.stepName("SCHED_IDLE"))
+	}
+	if f.autogroup {
+		s.pending = append(s.pending, f.stepName("autogroup"))
+	}
+	t.byPid[f.child.pid] = s
+	f.status = s
+}
+
+func (t *statusTable) done(f *followUp, step string, err *StepError) {
+	s := f.status
+	for i, p := range s.pending {
+		if p == step {
+			s.pending = append(s.pending[:i], s.pending[i+1:]...)
+			break
+		}
+	}
+	if err != nil {
+		s.failed = errors.Join(s.failed, err)
+		t.failed = append(t.failed, f.child.pid)
+		if len(t.failed) > maxFailed {
+			if old := t.byPid[t.failed[0]]; old != nil && len(old.pending) == 0 {
+				delete(t.byPid, t.failed[0])
+			}
+			t.failed = t.failed[1:]
+		}
+	}
+	if len(s.pending) == 0 && s.failed == nil && t.byPid[f.child.pid] == s {
+		delete(t.byPid, f.child.pid)
+	}
+}
+
+// lookup returns the status of process pid, if it is the child the status
+// was recorded for: the one that started at start.
+func (t *statusTable) lookup(pid int, start uint64) (pending []string, failed error) {
+	s := t.byPid[pid]
+	if s == nil || s.start != start {
+		return nil, nil
+	}
+	return append([]string(nil), s.pending...), s.failed
+}

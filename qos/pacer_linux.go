@@ -1,0 +1,220 @@
+//go:build linux
+
+package qos
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// A followUp is what Start can give a child only once it runs: the move to
+// SCHED_IDLE (a thread that forks from SCHED_IDLE can stall for seconds, so
+// the forking thread stays SCHED_OTHER), and the nice value of the autogroup
+// a new session got (the group only exists once the child called setsid).
+type followUp struct {
+	child     child
+	start     uint64       // start time (proc_pid_stat(5) field 22): tells the child from a later process with its pid
+	nice      int          // the tier's nice value
+	idle      bool         // SCHED_IDLE still to apply
+	autogroup bool         // the autogroup's nice value still to write
+	report    func(error)  // hands a failure to Options.OnError and Logger
+	refused   time.Time    // when the kernel's rate limit first refused it
+	status    *childStatus // what Inspect shows; guarded by pacer.mu
+}
+
+// pacer applies the follow-ups of every Start in the process, in the order
+// the children started, on one goroutine that exists only while there is
+// work. SCHED_IDLE moves are applied as soon as the goroutine sees them;
+// autogroup writes are spaced by gap once the kernel has refused one: without
+// CAP_SYS_ADMIN it takes one autogroup write per HZ/10 for the whole system
+// and answers EAGAIN before that (kernel/sched/autogroup.c,
+// proc_sched_autogroup_set_nice), so a burst of starts (a window restoring
+// twenty terminal tabs) is a queue, not a race of retries.
+type pacer struct {
+	// Set once by newPacer; tests replace them before any work is queued.
+	applyIdle      func(f *followUp) error
+	applyAutogroup func(f *followUp) error
+	gap            time.Duration // HZ/10 and a margin: the kernel's window
+	poll           time.Duration // next try while another process holds the window
+	budget         time.Duration // how long one write may keep meeting EAGAIN
+
+	queued atomic.Int64 // follow-ups ever added; tests read it
+
+	mu      sync.Mutex // protects the fields below
+	idles   []*followUp
+	groups  []*followUp
+	running bool
+	done    chan struct{} // closed when the running goroutine ends
+	kick    chan struct{} // buffer 1: work arrived while the goroutine waits
+	status  statusTable
+
+	// Owned by the running goroutine.
+	last    time.Time // when its last autogroup write landed
+	limited bool      // a write met EAGAIN: this process is rate limited
+}
+
+func newPacer() *pacer {
+	return &pacer{
+		applyIdle:      (*followUp).moveIdle,
+		applyAutogroup: (*followUp).writeAutogroup,
+		gap:            100*time.Millisecond + 2*time.Millisecond,
+		poll:           10 * time.Millisecond,
+		budget:         10 * time.Second,
+		kick:           make(chan struct{}, 1),
+	}
+}
+
+// afterStart is the process's pacer.
+var afterStart = newPacer()
+
+// add queues f and starts the goroutine if none runs.
+func (p *pacer) add(f *followUp) {
+	p.queued.Add(1)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.status.add(f)
+	if f.idle {
+		p.idles = append(p.idles, f)
+	}
+	if f.autogroup {
+		p.groups = append(p.groups, f)
+	}
+	if p.running {
+		select {
+		case p.kick <- struct{}{}:
+		default:
+		}
+		return
+	}
+	p.running, p.done = true, make(chan struct{})
+	go p.run()
+}
+
+// run is the pacer's goroutine: it ends when both queues are empty.
+func (p *pacer) run() {
+	for {
+		for f := p.head(&p.idles); f != nil; f = p.head(&p.idles) {
+			p.finish(f, "SCHED_IDLE", p.applyIdle(f))
+		}
+		f := p.head(&p.groups)
+		if f == nil {
+			if p.retire() {
+				return
+			}
+			continue
+		}
+		if wait := p.write(f); wait > 0 {
+			p.sleep(wait)
+		}
+	}
+}
+
+// head returns the first follow-up in q, or nil.
+func (p *pacer) head(q *[]*followUp) *followUp {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(*q) == 0 {
+		return nil
+	}
+	return (*q)[0]
+}
+
+// retire marks the goroutine ended if nothing is queued, under the lock add
+// checks it with.
+func (p *pacer) retire() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.idles) > 0 || len(p.groups) > 0 {
+		return false
+	}
+	p.running = false
+	close(p.done)
+	return true
+}
+
+// write tries f's autogroup write and returns how long to wait before the
+// next try, or 0 when f is done (applied, dropped or failed).
+func (p *pacer) write(f *followUp) time.Duration {
+	if wait := time.Until(p.last.Add(p.gap)); p.limited && wait > 0 {
+		return wait
+	}
+	err := p.applyAutogroup(f)
+	now := time.Now()
+	if !errors.Is(err, unix.EAGAIN) {
+		if err == nil {
+			p.last = now
+		}
+		p.finish(f, "autogroup", err)
+		return 0
+	}
+	// Refused: this process or another wrote less than HZ/10 ago.
+	p.limited = true
+	if f.refused.IsZero() {
+		f.refused = now
+	}
+	if now.Sub(f.refused) >= p.budget {
+		p.finish(f, "autogroup", errRateLimit{err, p.budget})
+		return 0
+	}
+	if wait := p.last.Add(p.gap).Sub(now); wait > 0 {
+		return wait // our own last write holds the window
+	}
+	return p.poll
+}
+
+// sleep waits for d, or less if new work arrives (its SCHED_IDLE moves are
+// not paced).
+func (p *pacer) sleep(d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+	case <-p.kick:
+	}
+}
+
+// finish removes f's step from its queue and reports err, if any.
+func (p *pacer) finish(f *followUp, step string, err error) {
+	p.mu.Lock()
+	q := &p.groups
+	if step == "SCHED_IDLE" {
+		q, f.idle = &p.idles, false
+	} else {
+		f.autogroup = false
+	}
+	*q = (*q)[1:]
+	name := f.stepName(step)
+	var serr *StepError
+	if err != nil {
+		serr = &StepError{Pid: f.child.pid, Step: name, Err: err}
+	}
+	p.status.done(f, name, serr)
+	p.mu.Unlock()
+	if !f.idle && !f.autogroup {
+		f.child.close()
+	}
+	if serr != nil && f.report != nil {
+		f.report(serr)
+	}
+}
+
+// wait returns once nothing is queued, or with ctx's error.
+func (p *pacer) wait(ctx context.Context) error {
+	p.mu.Lock()
+	running, done := p.running, p.done
+	p.mu.Unlock()
+	if !running {
+		return nil
+	}
+	select {
+	case <-done:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
