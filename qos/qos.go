@@ -146,7 +146,7 @@ var policy = [...]struct{ tier, who, linux, darwin, windows string }{
 		"utility: BELOW_NORMAL_PRIORITY_CLASS; background: IDLE_PRIORITY_CLASS"},
 	{"Background", "one housekeeping pass on one thread",
 		"that thread, for the pass: utility: nice +19 and I/O idle; background: SCHED_IDLE, nice +19 and I/O idle",
-		"that thread in PRIO_DARWIN_BG for the pass",
+		"that thread at QOS_CLASS_BACKGROUND (run as DARWIN_BG) for the pass, its class restored after",
 		"THREAD_MODE_BACKGROUND_BEGIN/END"},
 }
 

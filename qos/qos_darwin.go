@@ -3,18 +3,19 @@
 package qos
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"syscall"
-	_ "unsafe" // for go:linkname
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
 
-// macOS support. It compiles in this repository's CI (GOOS=darwin go vet) but
-// is not exercised by it: no test here runs on macOS.
+// macOS support. It compiles in this repository's CI (GOOS=darwin go vet,
+// staticcheck) and its Start argument list is tested on Linux
+// (taskpolicy_args_test.go), but nothing here runs in that CI: no test here
+// runs on macOS, so the calls into libSystem and their effects are untested.
 //
 // Children run under /usr/sbin/taskpolicy (taskpolicy(8): -c clamps the QoS
 // class, -d sets the disk I/O policy with IOPOL_SCOPE_PROCESS, -b runs the
@@ -22,8 +23,9 @@ import (
 // inherit these policies"). taskpolicy executes the program itself, in its
 // own process (posix_spawn with POSIX_SPAWN_SETEXEC), so the pid Start
 // reports is the program's, and nothing re-executes this process: there is
-// no loop to guard against with a marker variable. Threads are lowered
-// through libSystem, without cgo, by the trampolines in qos_darwin.s.
+// no loop to guard against with a marker variable. A distinct argv[0] needs
+// bash in between (see taskpolicyArgs). Threads are lowered through
+// libSystem, without cgo, by the trampolines in qos_darwin.s.
 
 // From the macOS SDK's sys/resource.h. x/sys/unix has the PRIO_DARWIN_*
 // values too; they are repeated here so that every constant cites its header.
@@ -34,17 +36,15 @@ const (
 	iopolTypeDisk     = 0      // IOPOL_TYPE_DISK
 	iopolScopeProcess = 0      // IOPOL_SCOPE_PROCESS
 	iopolScopeThread  = 1      // IOPOL_SCOPE_THREAD
-	iopolDefault      = 0      // IOPOL_DEFAULT
 	iopolUtility      = 4      // IOPOL_UTILITY
 )
 
 // From the macOS SDK's sys/qos.h (qos_class_t).
 const (
-	qosClassUtility = 0x11 // QOS_CLASS_UTILITY
-	qosClassDefault = 0x15 // QOS_CLASS_DEFAULT
+	qosClassUtility     = 0x11 // QOS_CLASS_UTILITY
+	qosClassBackground  = 0x09 // QOS_CLASS_BACKGROUND
+	qosClassUnspecified = 0x00 // QOS_CLASS_UNSPECIFIED
 )
-
-const taskpolicy = "/usr/sbin/taskpolicy"
 
 // taskpolicyFlags is the macOS column of the policy table for a child.
 func taskpolicyFlags(t Tier, m Mode) []string {
@@ -58,15 +58,15 @@ func taskpolicyFlags(t Tier, m Mode) []string {
 }
 
 func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
-	if m == ModeOff || cmd.Err != nil || cmd.Path == taskpolicy {
-		return cmd.Start() // cmd.Start reports cmd.Err
+	if m == ModeOff || cmd.Err != nil || cmd.Path == "" || cmd.Path == taskpolicy {
+		return cmd.Start() // cmd.Start reports cmd.Err and an empty Path
 	}
-	args := append([]string{taskpolicy}, taskpolicyFlags(t, m)...)
-	args = append(args, cmd.Path)
-	if len(cmd.Args) > 1 {
-		args = append(args, cmd.Args[1:]...)
+	shell := argv0Shell
+	if unix.Access(shell, unix.X_OK) != nil {
+		shell = "" // argv[0] becomes the path rather than no agent at all
 	}
-	cmd.Path, cmd.Args = taskpolicy, args
+	cmd.Args = taskpolicyArgs(taskpolicyFlags(t, m), cmd.Path, cmd.Args, cmd.Environ(), shell)
+	cmd.Path = taskpolicy
 	return cmd.Start()
 }
 
@@ -79,36 +79,100 @@ func (o Options) do(t Tier, m Mode, fn func()) error {
 		func() error { fn(); return nil })
 }
 
-// lowerThread lowers the calling thread: PRIO_DARWIN_BG for the Background
-// tier and mode background (setpriority(2), PRIO_DARWIN_THREAD with who 0 is
-// the calling thread); the utility QoS class and IOPOL_UTILITY otherwise
-// (Serving keeps its QoS class).
+// lowerThread lowers the calling thread and returns what puts back exactly
+// the state it read before, or a nil restore (the thread is then retired)
+// where xnu offers no way back.
+//
+// xnu lets a thread hold either a QoS class or the legacy PRIO_DARWIN_BG and
+// non-passive I/O policies: setting either legacy one strips the class
+// (bsd/kern/kern_resource.c, do_background_thread and iopolicysys_disk: "Not
+// allowed to combine QoS and DARWIN_BG, doing so strips the QoS"), and a
+// thread that is not a workqueue thread cannot get a class back
+// (bsd/pthread/pthread_workqueue.c, bsdthread_set_self: "Threads opted out of
+// QoS can't change QoS", EPERM). Go's threads have one (libpthread's default
+// attributes give QOS_CLASS_DEFAULT, src/pthread.c). So the Agent and
+// Background tiers lower a thread by its class, which restores exactly:
+// QOS_CLASS_UTILITY (I/O throttle tier 1, thread_qos_policy_params in
+// osfmk/kern/thread_policy.c) and QOS_CLASS_BACKGROUND, which xnu applies as
+// DARWIN_BG (thread_policy_update_internal_spinlocked: "wants_darwinbg" for
+// THREAD_QOS_BACKGROUND). Only a thread already without a class gets the
+// legacy policies, which then restore exactly too. Serving's I/O policy has
+// no class to express it (a class would lower the CPU too): it strips the
+// class, and the thread is retired.
 func lowerThread(t Tier, m Mode) (restore func() error, err error) {
-	if t == Background || m == ModeBackground {
-		if err := unix.Setpriority(prioDarwinThread, 0, prioDarwinBG); err != nil {
-			return nil, fmt.Errorf("qos: setpriority(PRIO_DARWIN_THREAD, PRIO_DARWIN_BG): %w", err)
+	class, relpri := qosClassSelf()
+	switch {
+	case t == Serving:
+		return lowerIO(class)
+	case t == Agent && m == ModeUtility:
+		if class == qosClassUnspecified {
+			return lowerIO(class)
 		}
-		return func() error { return unix.Setpriority(prioDarwinThread, 0, 0) }, nil
+		return lowerClass(qosClassUtility, class, relpri)
+	case class == qosClassUnspecified:
+		return lowerBG()
+	}
+	return lowerClass(qosClassBackground, class, relpri)
+}
+
+// lowerClass sets the calling thread's QoS class to class; restore sets the
+// class and relative priority it had, prev and relpri.
+func lowerClass(class, prev, relpri int) (func() error, error) {
+	if err := setQOSClass(class, 0); err != nil {
+		return nil, err
+	}
+	return func() error { return setQOSClass(prev, relpri) }, nil
+}
+
+// lowerIO sets the calling thread's disk I/O policy to IOPOL_UTILITY. The
+// restore puts back the policy getiopolicy_np(3) read before; it is nil if
+// the thread had a QoS class, which the policy strips for good.
+func lowerIO(class int) (func() error, error) {
+	prev, err := getIOPolicy(iopolScopeThread)
+	if err != nil {
+		return nil, err
 	}
 	if err := setIOPolicy(iopolScopeThread, iopolUtility); err != nil {
 		return nil, err
 	}
-	if t == Serving {
-		return func() error { return setIOPolicy(iopolScopeThread, iopolDefault) }, nil
+	if class != qosClassUnspecified {
+		return nil, nil
 	}
-	if err := setQOSClass(qosClassUtility); err != nil {
-		return nil, err
+	return func() error { return setIOPolicy(iopolScopeThread, prev) }, nil
+}
+
+// lowerBG puts the calling thread, which has no QoS class, in
+// PRIO_DARWIN_BG (setpriority(2), PRIO_DARWIN_THREAD with who 0 is the
+// calling thread). getpriority(PRIO_DARWIN_THREAD, 0) reads 1 if the thread
+// is in it already (xnu's getpriority returns the thread's DARWIN_BG policy),
+// and restore puts that back.
+func lowerBG() (func() error, error) {
+	was, err := unix.Getpriority(prioDarwinThread, 0)
+	if err != nil {
+		return nil, fmt.Errorf("qos: getpriority(PRIO_DARWIN_THREAD): %w", err)
 	}
-	return func() error {
-		return errors.Join(setIOPolicy(iopolScopeThread, iopolDefault), setQOSClass(qosClassDefault))
-	}, nil
+	prev := 0
+	if was != 0 {
+		prev = prioDarwinBG
+	}
+	if err := unix.Setpriority(prioDarwinThread, 0, prioDarwinBG); err != nil {
+		return nil, fmt.Errorf("qos: setpriority(PRIO_DARWIN_THREAD, PRIO_DARWIN_BG): %w", err)
+	}
+	return func() error { return unix.Setpriority(prioDarwinThread, 0, prev) }, nil
 }
 
 func (o Options) enterServing() error {
 	return setIOPolicy(iopolScopeProcess, iopolUtility)
 }
 
-func isMainThread() bool { return false } // threads are put back on macOS
+// mainThread is the thread package initialisation runs on: the runtime's
+// main thread m0, to which runtime.main locks the main goroutine while
+// packages initialise ("Lock the main goroutine onto this, the main OS
+// thread, during initialization", runtime/proc.go). A retired m0 is parked,
+// not ended (see lowered), so isMainThread must recognise it.
+var mainThread = pthreadSelf()
+
+func isMainThread() bool { return pthreadSelf() == mainThread }
 
 func inspect(pid int) (Applied, error) {
 	var a Applied
@@ -132,10 +196,16 @@ func inspect(pid int) (Applied, error) {
 	return a, nil
 }
 
-// setiopolicy_np(3) and pthread_set_qos_class_self_np(3) from libSystem,
-// called the way x/sys/unix calls libc on macOS: a trampoline (qos_darwin.s)
-// jumps to the dynamically imported symbol, and the runtime's syscall.syscall
-// switches to the system stack.
+// The libSystem calls below are made the way x/sys/unix calls libc on
+// macOS: a trampoline (qos_darwin.s) jumps to the dynamically imported
+// symbol, and the runtime's syscall.syscall switches to the system stack.
+// Functions that return a C int leave the upper 32 bits of r undefined, so
+// only int32(r) is read (the runtime's own check is int32(r) == -1,
+// syscall.errno in syscall/syscall_darwin.go).
+
+// setIOPolicy is setiopolicy_np(3) for IOPOL_TYPE_DISK. libSystem's wrapper
+// reports success when xnu stripped the thread's QoS class to apply the
+// policy (xnu libsyscall/wrappers/getiopolicy_np.c).
 func setIOPolicy(scope, policy int) error {
 	r, _, errno := syscall_syscall(libc_setiopolicy_np_trampoline_addr, iopolTypeDisk, uintptr(scope), uintptr(policy))
 	if int32(r) == -1 {
@@ -144,15 +214,47 @@ func setIOPolicy(scope, policy int) error {
 	return nil
 }
 
-func setQOSClass(class int) error {
-	r, _, _ := syscall_syscall(libc_pthread_set_qos_class_self_np_trampoline_addr, uintptr(class), 0, 0)
-	// It returns an errno value, not -1, as a C int: the upper 32 bits of r
-	// are undefined (the runtime's own check is int32(r) == -1, syscall.errno
-	// in syscall/syscall_darwin.go).
+// getIOPolicy is getiopolicy_np(3) for IOPOL_TYPE_DISK, which returns -1 on
+// error. xnu keeps a throttle tier and reads it back as a policy
+// (proc_tier_to_iopol and proc_iopol_to_tier, osfmk/kern/task_policy.c):
+// tier 0 reads as IOPOL_DEFAULT, whether never set or set to IOPOL_IMPORTANT,
+// and setting IOPOL_DEFAULT stores tier 0 again, so what is read restores
+// the same tier.
+func getIOPolicy(scope int) (int, error) {
+	r, _, errno := syscall_syscall(libc_getiopolicy_np_trampoline_addr, iopolTypeDisk, uintptr(scope), 0)
+	if p := int32(r); p != -1 {
+		return int(p), nil
+	}
+	return 0, fmt.Errorf("qos: getiopolicy_np(IOPOL_TYPE_DISK, %d): %w", scope, errno)
+}
+
+// setQOSClass is pthread_set_qos_class_self_np(3), which returns an errno
+// value rather than -1.
+func setQOSClass(class, relpri int) error {
+	r, _, _ := syscall_syscall(libc_pthread_set_qos_class_self_np_trampoline_addr, uintptr(class), uintptr(relpri), 0)
 	if e := int32(r); e != 0 {
-		return fmt.Errorf("qos: pthread_set_qos_class_self_np(%#x): %w", class, syscall.Errno(e))
+		return fmt.Errorf("qos: pthread_set_qos_class_self_np(%#x, %d): %w", class, relpri, syscall.Errno(e))
 	}
 	return nil
+}
+
+// qosClassSelf returns the calling thread's QoS class and relative priority,
+// from pthread_get_qos_class_np(3) on pthread_self(3). It cannot fail:
+// libpthread reads them from the thread's own storage and returns 0
+// (src/qos.c), storage its wrappers clear when xnu strips the class.
+func qosClassSelf() (class, relpri int) {
+	var c uint32 // qos_class_t, an unsigned int (sys/qos.h)
+	var p int32  // int
+	syscall_syscall(libc_pthread_get_qos_class_np_trampoline_addr, pthreadSelf(),
+		uintptr(unsafe.Pointer(&c)), uintptr(unsafe.Pointer(&p)))
+	return int(c), int(p)
+}
+
+// pthreadSelf is pthread_self(3): the calling thread's pthread_t, a pointer
+// that stays the thread's own while it lives.
+func pthreadSelf() uintptr {
+	r, _, _ := syscall_syscall(libc_pthread_self_trampoline_addr, 0, 0, 0)
+	return r
 }
 
 //go:linkname syscall_syscall syscall.syscall
@@ -160,8 +262,14 @@ func syscall_syscall(fn, a1, a2, a3 uintptr) (r1, r2 uintptr, err syscall.Errno)
 
 var (
 	libc_setiopolicy_np_trampoline_addr                uintptr
+	libc_getiopolicy_np_trampoline_addr                uintptr
 	libc_pthread_set_qos_class_self_np_trampoline_addr uintptr
+	libc_pthread_get_qos_class_np_trampoline_addr      uintptr
+	libc_pthread_self_trampoline_addr                  uintptr
 )
 
 //go:cgo_import_dynamic libc_setiopolicy_np setiopolicy_np "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_getiopolicy_np getiopolicy_np "/usr/lib/libSystem.B.dylib"
 //go:cgo_import_dynamic libc_pthread_set_qos_class_self_np pthread_set_qos_class_self_np "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_pthread_get_qos_class_np pthread_get_qos_class_np "/usr/lib/libSystem.B.dylib"
+//go:cgo_import_dynamic libc_pthread_self pthread_self "/usr/lib/libSystem.B.dylib"

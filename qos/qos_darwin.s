@@ -8,7 +8,22 @@ TEXT libc_setiopolicy_np_trampoline<>(SB),NOSPLIT,$0-0
 GLOBL	·libc_setiopolicy_np_trampoline_addr(SB), RODATA, $8
 DATA	·libc_setiopolicy_np_trampoline_addr(SB)/8, $libc_setiopolicy_np_trampoline<>(SB)
 
+TEXT libc_getiopolicy_np_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_getiopolicy_np(SB)
+GLOBL	·libc_getiopolicy_np_trampoline_addr(SB), RODATA, $8
+DATA	·libc_getiopolicy_np_trampoline_addr(SB)/8, $libc_getiopolicy_np_trampoline<>(SB)
+
 TEXT libc_pthread_set_qos_class_self_np_trampoline<>(SB),NOSPLIT,$0-0
 	JMP	libc_pthread_set_qos_class_self_np(SB)
 GLOBL	·libc_pthread_set_qos_class_self_np_trampoline_addr(SB), RODATA, $8
 DATA	·libc_pthread_set_qos_class_self_np_trampoline_addr(SB)/8, $libc_pthread_set_qos_class_self_np_trampoline<>(SB)
+
+TEXT libc_pthread_get_qos_class_np_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_pthread_get_qos_class_np(SB)
+GLOBL	·libc_pthread_get_qos_class_np_trampoline_addr(SB), RODATA, $8
+DATA	·libc_pthread_get_qos_class_np_trampoline_addr(SB)/8, $libc_pthread_get_qos_class_np_trampoline<>(SB)
+
+TEXT libc_pthread_self_trampoline<>(SB),NOSPLIT,$0-0
+	JMP	libc_pthread_self(SB)
+GLOBL	·libc_pthread_self_trampoline_addr(SB), RODATA, $8
+DATA	·libc_pthread_self_trampoline_addr(SB)/8, $libc_pthread_self_trampoline<>(SB)
