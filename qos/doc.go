@@ -3,7 +3,7 @@
 //
 // A desktop app that runs coding agents competes with them, and with the
 // shells, git, rg and compilers they start, for CPU and disk. Raising the GUI
-// is not the lever; demoting what the agents start is (issue 6: with 14 busy
+// is not the lever; demoting what the agents start is (measured on real machines: with 14 busy
 // processes at default priority a dragged page trailed by 55 ms at p95, with
 // the load demoted by 6 ms). This package declares one policy, printed by
 // [Describe], and applies it where each process starts, so every child and
@@ -35,7 +35,7 @@
 //
 // In mode background the child is forked from a thread at nice 19 and I/O
 // idle, then moved to SCHED_IDLE at once: a SCHED_IDLE thread that forks can
-// wait for seconds under load (9-35 s with 48 busy loops, issue 6). Threads
+// wait for seconds under load (9-35 s with 48 busy loops, measured on a 2-core VM). Threads
 // the child makes in between stay at nice 19. Measured with
 // BenchmarkStartUnderLoad on a 2-core VM with 4 busy loops at nice 0 in the
 // same session (200 starts of /bin/true each, machine otherwise noisy),

@@ -5,7 +5,9 @@ package qos
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
+	"os/exec"
 	"strconv"
 	"time"
 
@@ -208,4 +210,19 @@ func (t *statusTable) lookup(pid int, start uint64) (pending []string, failed er
 		return nil, nil
 	}
 	return append([]string(nil), s.pending...), s.failed
+}
+
+// report hands the failure of a step after start to OnError and Logger.
+func (o Options) report(cmd *exec.Cmd, err error) {
+	if o.OnError != nil {
+		o.OnError(cmd, err)
+	}
+	l := o.Logger
+	if l == nil && o.OnError == nil {
+		l = slog.Default()
+	}
+	if l != nil {
+		l.Warn("qos: a step after start failed; the command runs unlowered on that axis",
+			"path", cmd.Path, "err", err)
+	}
 }

@@ -45,21 +45,6 @@ type Options struct {
 	Logger *slog.Logger
 }
 
-// report hands the failure of a step after start to OnError and Logger.
-func (o Options) report(cmd *exec.Cmd, err error) {
-	if o.OnError != nil {
-		o.OnError(cmd, err)
-	}
-	l := o.Logger
-	if l == nil && o.OnError == nil {
-		l = slog.Default()
-	}
-	if l != nil {
-		l.Warn("qos: a step after start failed; the command runs unlowered on that axis",
-			"path", cmd.Path, "err", err)
-	}
-}
-
 // Start starts cmd, as [exec.Cmd.Start] does, so that the command and every
 // thread and process it creates run in tier t under mode m (see [Describe]).
 //

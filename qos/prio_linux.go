@@ -118,7 +118,7 @@ func lowerNice(tid, nice int) error {
 
 // setIdle moves thread tid to SCHED_IDLE. sched_setattr(2) is given the nice
 // value too, but on kernel 6.18 it was ignored for SCHED_IDLE (the thread
-// stayed at nice 0, and so did its children: measured, issue 6), so callers
+// stayed at nice 0, and so did its children: measured on a 2-core VM), so callers
 // set the nice value with setpriority as well (apply does).
 func setIdle(tid, nice int) error {
 	attr := unix.SchedAttr{Policy: unix.SCHED_IDLE, Nice: int32(nice)}

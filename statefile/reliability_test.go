@@ -1,6 +1,6 @@
 package statefile_test
 
-// Helpers shared by the reliability suite (issue 4, RELIABILITY.md): the
+// Helpers shared by the reliability suite (RELIABILITY.md): the
 // crash, disk-full, read-only, faulty-disk, fuzz, load and security tests
 // of this package.
 

@@ -210,7 +210,7 @@ func TestWatchStopLeavesNoGoroutine(t *testing.T) {
 	require.NoError(t, s.Close(context.Background()))
 }
 
-// Two processes over one file (issue 5): A saves, B's watch reports A's
+// Two processes over one file: A saves, B's watch reports A's
 // value; B saves, A's watch reports B's; neither reports its own saves;
 // the file ends as the last save left it. Then a third party's change
 // reaches both, and is the next report of each: no echo came before it.

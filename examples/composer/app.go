@@ -15,7 +15,7 @@ import (
 	"github.com/offmain/offmain/statefile"
 )
 
-// quitTimeout is the flush hook's deadline at quit (issue 8: 2 s).
+// quitTimeout is the flush hook's deadline at quit (2 s).
 const quitTimeout = 2 * time.Second
 
 // app is the composer: its state on disk, its agents, its model, and the

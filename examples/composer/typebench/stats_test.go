@@ -55,7 +55,7 @@ func TestTable(t *testing.T) {
 }
 
 func TestText(t *testing.T) {
-	assert.Len(t, typedText, 61, "issue 8: 61 keys")
+	assert.Len(t, typedText, 61, "61 keys")
 	assert.Equal(t, typedText, text(61))
 	assert.Equal(t, "the", text(3))
 	assert.Len(t, text(100), 100)
