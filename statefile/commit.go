@@ -28,6 +28,11 @@ func (q *queue) run(o op) error {
 		tr.Encode = time.Since(start)
 		tr.Bytes = len(data)
 		if err == nil {
+			// Again: a Load in a MarshalJSON may have found the file
+			// corrupt and failed to move it aside (see File.Load).
+			err = q.retryQuarantine()
+		}
+		if err == nil {
 			err = s.commit(q.path, data, &tr)
 			q.noteCommit(data, err)
 		}

@@ -21,6 +21,9 @@
 //     for over a second (a hung disk must not stop every path).
 //   - Load waits for the saves queued before it, then reads, so a Load
 //     right after a Save sees that value. New saves cannot starve it.
+//     Called from the path's own writer (a MarshalJSON, OnError, Trace),
+//     Load reads the disk as it is and Flush returns [ErrReentrant]:
+//     neither waits for itself.
 //   - A file that does not parse is renamed aside to
 //     "<name>.corrupt-<UTC time>", never deleted; Load returns the zero
 //     value and an error matching [ErrCorrupt].

@@ -16,6 +16,16 @@ var (
 	// the file exists but does not parse as the File's type. The file has
 	// then been renamed aside, never deleted: see [CorruptError].
 	ErrCorrupt = errors.New("statefile: corrupt file")
+
+	// ErrReentrant is matched by the error of a Flush called on a path's
+	// writer (from [Options.OnError], [Options.Trace], or a MarshalJSON or
+	// UnmarshalJSON that a save or Load runs) that would have to wait for
+	// that writer itself: a save of its own path is pending, or the path
+	// it flushes has a writer that waits, directly or through others, for
+	// it. Such a Flush returns at once instead of waiting for good; so does
+	// a Load of such another path. A Load of the writer's own path does
+	// not fail: see [File.Load].
+	ErrReentrant = errors.New("statefile: called on the writer it would wait for")
 )
 
 // CorruptError reports a file that did not parse. errors.Is(err, ErrCorrupt)
@@ -38,13 +48,15 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // NotDrainedError is returned by Flush and Close when a save queued before
 // the call did not reach the disk: either the context ended first (the path
-// is in Pending and Err is the context's error) or the save failed (the path
-// is in Failed with its error). The writers keep going after a Flush gives
-// up; nothing queued is dropped.
+// is in Pending and Err is the context's error), or the Flush ran on a
+// writer that could not wait for the path (it is in Pending and Err is
+// [ErrReentrant]), or the save failed (the path is in Failed with its
+// error). The writers keep going after a Flush gives up; nothing queued is
+// dropped.
 type NotDrainedError struct {
-	Pending []string         // paths still being written when ctx ended, sorted
+	Pending []string         // paths still being written when the Flush returned, sorted
 	Failed  map[string]error // paths with a failed save, remove or encode, each with its latest error: see [Store.Flush]
-	Err     error            // ctx.Err() when Pending is not empty, else nil
+	Err     error            // why Pending is not empty (ctx.Err(), ErrReentrant, or both joined), else nil
 }
 
 func (e *NotDrainedError) Error() string {

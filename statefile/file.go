@@ -9,7 +9,9 @@ import (
 )
 
 // File is one state file holding a JSON encoding of T. It is safe for
-// concurrent use; all Files of one path in a Store share one queue.
+// concurrent use; all Files of one path in a Store share one queue. Its
+// Load and Flush never deadlock when called from code its own writer runs
+// (a MarshalJSON or UnmarshalJSON of T, [Options.OnError], [Options.Trace]).
 type File[T any] struct {
 	q    *queue
 	slot *slot[T]
@@ -67,6 +69,15 @@ func (f *File[T]) Remove() error {
 // zero value and an error matching fs.ErrNotExist. A file that does not
 // decode is renamed aside (see [CorruptError]) and Load returns the zero
 // value and an error matching [ErrCorrupt]. Load works after Close.
+//
+// Called on the path's own writer (from a MarshalJSON or UnmarshalJSON of
+// T, [Options.OnError] or [Options.Trace] for this path), Load cannot wait
+// for the step it is part of: it reads the file as it is on disk at that
+// moment, without the save in progress (from a MarshalJSON) or with it
+// (from Trace and OnError, if it reached the disk), and without the saves
+// queued after it. Called on another path's writer, it waits as usual,
+// unless that would close a cycle of writers waiting for each other: then
+// it returns an error matching [ErrReentrant].
 func (f *File[T]) Load() (T, error) {
 	return f.LoadContext(context.Background())
 }
@@ -78,8 +89,18 @@ func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
 		v   T
 		err error
 	}
-	reply := make(chan result, 1) // buffered: a caller that gave up never strands the writer
 	q := f.q
+	if w := q.s.callerWriter(); w != nil {
+		if w.q == q {
+			return load[T](q) // on q's own writer: read the disk as it is now
+		}
+		if err := q.s.park(w, q); err != nil {
+			var zero T
+			return zero, fmt.Errorf("statefile: load %s: %w", q.path, err)
+		}
+		defer q.s.unpark(w)
+	}
+	reply := make(chan result, 1) // buffered: a caller that gave up never strands the writer
 	r := &readReq{run: func() {
 		var res result
 		res.v, res.err = load[T](q)
@@ -104,16 +125,12 @@ func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
 
 // Flush waits until the saves and removes queued on this path before the
 // call have reached the disk or failed. See [Store.Flush] for the result.
+// Called on the path's own writer with a save pending, it returns at once
+// with an error matching [ErrReentrant].
 func (f *File[T]) Flush(ctx context.Context) error {
 	q := f.q
 	nd := &NotDrainedError{}
-	m := q.mark()
-	if !q.wait(ctx, m.target) {
-		nd.Pending = []string{q.path}
-		nd.Err = ctx.Err()
-		return nd
-	}
-	q.collectFailure(nd, m)
+	q.s.flushOne(ctx, nd, q, q.mark(), q.s.callerWriter())
 	return nd.orNil()
 }
 

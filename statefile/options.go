@@ -27,8 +27,9 @@ type Options struct {
 	// OnError, if set, is called on the writer goroutine for every save,
 	// remove or encode that failed, before the save counts as done. It
 	// must not block for long: the path's next save waits for it. It may
-	// call Save and Remove, but not Load or Flush of the same path: they
-	// would wait for the very save being reported.
+	// call Save, Remove, Load and Flush of any path: a Load of the same
+	// path reads the disk without waiting, a Flush of it reports
+	// [ErrReentrant] (see [File.Load], [File.Flush]).
 	OnError func(path string, err error)
 
 	// Logger, if set, gets one Error record per failed save, remove or
@@ -37,10 +38,11 @@ type Options struct {
 	Logger *slog.Logger
 
 	// Trace, if set, is called on the writer goroutine with one [SaveTrace]
-	// for every save or remove that ran, before it counts as done; like
-	// OnError it must not call Load or Flush of the same path. Nil means
-	// off, unless the environment variable OFFMAIN_TRACE names a CSV file
-	// to append to.
+	// for every save or remove that ran, before it counts as done. Like
+	// OnError it may call Load and Flush of any path: of its own path, Load
+	// reads the disk without waiting and Flush reports [ErrReentrant]. Nil
+	// means off, unless the environment variable OFFMAIN_TRACE names a CSV
+	// file to append to.
 	Trace func(SaveTrace)
 
 	// Exclusive, if set, makes the Store the only writer of its paths

@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
@@ -213,4 +214,47 @@ func (q *queue) collectFailure(nd *NotDrainedError, m flushMark) {
 		nd.Failed = make(map[string]error)
 	}
 	nd.Failed[q.path] = err
+}
+
+// flushOne waits, for a Flush that took m, until q's ops up to m are done,
+// and records in nd what did not drain or failed. w is the writer the
+// Flush runs on, or nil: a writer cannot wait for its own path's pending
+// ops, nor for a path whose writer waits for it (reentry.go).
+func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m flushMark, w *worker) {
+	switch {
+	case w == nil:
+	case w.q == q:
+		if !q.doneUpTo(m.target) {
+			nd.addPending(q.path, ErrReentrant)
+			return
+		}
+	default:
+		if err := s.park(w, q); err != nil {
+			nd.addPending(q.path, err)
+			return
+		}
+		defer s.unpark(w)
+	}
+	if !q.wait(ctx, m.target) {
+		nd.addPending(q.path, ctx.Err())
+		return
+	}
+	q.collectFailure(nd, m)
+}
+
+func (q *queue) doneUpTo(target uint64) bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return q.done >= target
+}
+
+// addPending records a path that did not drain, and why.
+func (nd *NotDrainedError) addPending(path string, why error) {
+	nd.Pending = append(nd.Pending, path)
+	switch {
+	case nd.Err == nil:
+		nd.Err = why
+	case !errors.Is(nd.Err, why):
+		nd.Err = errors.Join(nd.Err, why)
+	}
 }

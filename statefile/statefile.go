@@ -35,12 +35,16 @@ type Store struct {
 	ready     []*queue             // queues with work that no worker holds
 	workers   int                  // running worker goroutines: ≤ MaxParallel, plus at most as many more for stuck ones
 	stepping  map[*worker]struct{} // workers inside a step
+	parked    int                  // workers in stepping waiting for another path (reentry.go); they do not count against MaxParallel
 	rechecked bool                 // a recheck timer is armed (see schedule)
 }
 
 // worker is one writer goroutine's state, guarded by Store.mu.
 type worker struct {
-	since time.Time // when its current step began
+	since  time.Time // when its current step began
+	goid   uint64    // its goroutine's id (reentry.go); set before it steps, then fixed
+	q      *queue    // the queue whose step it runs; set with since
+	waitOn *queue    // the queue a Load or Flush inside its step waits for, or nil
 }
 
 // stuckAfter is how long a writer must be inside one step (one save:
@@ -126,9 +130,11 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 // none failed. A failure is reported to every Flush that was waiting when it
 // happened or, if none was, to the next Flush (and any that start before
 // one of them has taken it); later Flushes do not report it again. When ctx
-// ends first
-// it returns at once with a [*NotDrainedError] naming the paths still
-// pending, and errors.Is(err, ctx.Err()) holds. The writers keep going.
+// ends first it returns at once with a [*NotDrainedError] naming the paths
+// still pending, and errors.Is(err, ctx.Err()) holds. The writers keep
+// going. Called on a writer (from [Options.OnError] or [Options.Trace]),
+// it does not wait for what that writer cannot finish first: see
+// [ErrReentrant].
 func (s *Store) Flush(ctx context.Context) error {
 	s.mu.Lock()
 	qs := make([]*queue, 0, len(s.files))
@@ -141,13 +147,9 @@ func (s *Store) Flush(ctx context.Context) error {
 		marks[i] = q.mark()
 	}
 	nd := &NotDrainedError{}
+	w := s.callerWriter()
 	for i, q := range qs {
-		if !q.wait(ctx, marks[i].target) {
-			nd.Pending = append(nd.Pending, q.path)
-			nd.Err = ctx.Err()
-			continue
-		}
-		q.collectFailure(nd, marks[i])
+		s.flushOne(ctx, nd, q, marks[i], w)
 	}
 	slices.Sort(nd.Pending)
 	return nd.orNil()
@@ -197,7 +199,8 @@ func (s *Store) schedule(q *queue) {
 // so queued work does not wait behind a hung disk for good.
 func (s *Store) canStartLocked() bool {
 	limit := s.opts.maxParallel()
-	if s.workers < limit {
+	active := s.workers - s.parked
+	if active < limit {
 		return true // the common case: no clock read
 	}
 	if s.rechecked {
@@ -207,7 +210,7 @@ func (s *Store) canStartLocked() bool {
 	}
 	now := time.Now()
 	stuck, first := s.stuckLocked(now)
-	if s.workers < limit+min(stuck, limit) {
+	if active < limit+min(stuck, limit) {
 		return true
 	}
 	if s.workers > len(s.stepping) {
@@ -229,6 +232,9 @@ func (s *Store) canStartLocked() bool {
 // steps); s.mu is held.
 func (s *Store) stuckLocked(now time.Time) (stuck int, first time.Time) {
 	for w := range s.stepping {
+		if w.waitOn != nil {
+			continue // parked: not counted at all
+		}
 		if at := w.since.Add(stuckAfter); !at.After(now) {
 			stuck++
 		} else if first.IsZero() || at.Before(first) {
@@ -262,23 +268,24 @@ func (s *Store) recheck() {
 // let it start are no longer stuck ends after its step, so MaxParallel
 // holds again.
 func (s *Store) work() {
-	w := &worker{}
+	w := &worker{goid: goid()}
 	s.mu.Lock()
 	for len(s.ready) > 0 {
 		q := s.ready[0]
 		s.ready[0] = nil
 		s.ready = s.ready[1:]
-		w.since = time.Now()
+		w.since, w.q = time.Now(), q
 		s.stepping[w] = struct{}{}
 		s.mu.Unlock()
 		more := q.step()
 		s.mu.Lock()
 		delete(s.stepping, w)
+		w.q = nil
 		if more {
 			s.ready = append(s.ready, q)
 		}
-		if limit := s.opts.maxParallel(); s.workers > limit {
-			if stuck, _ := s.stuckLocked(time.Now()); s.workers > limit+min(stuck, limit) {
+		if limit, active := s.opts.maxParallel(), s.workers-s.parked; active > limit {
+			if stuck, _ := s.stuckLocked(time.Now()); active > limit+min(stuck, limit) {
 				break // the others, not stuck, take the ready list
 			}
 		}
