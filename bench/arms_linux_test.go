@@ -27,10 +27,10 @@ func TestArmsApplyTheirTier(t *testing.T) {
 		autogroupNice int
 	}{
 		{arm{name: "default", kind: armDefault}, 0, "0", false, 0},
-		{arm{name: "agent", kind: armAgent}, 5, "0", false, 0},
+		{arm{name: "agent", kind: armAgent}, 15, "0", false, 0},
 		{arm{name: "background", kind: armBackground}, 19, "5", false, 0},
-		{arm{name: "setsid", kind: armSetsid}, 5, "0", true, 0},
-		{arm{name: "setsid-fix", kind: armSetsidFix}, 5, "0", true, 5},
+		{arm{name: "setsid", kind: armSetsid}, 15, "0", true, 0},
+		{arm{name: "setsid-fix", kind: armSetsidFix}, 15, "0", true, 15},
 		{arm{name: "nice:7", kind: armNice, nice: 7}, 7, "0", false, 0},
 		{arm{name: "idleclass", kind: armIdleClass}, 0, "5", false, 0},
 	}

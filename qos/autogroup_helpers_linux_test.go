@@ -35,7 +35,7 @@ type burstReport struct {
 	Uid            int
 	Sequential     burstCount
 	Concurrent     burstCount
-	AtNice         int       // long-lived children whose autogroup reached nice 5
+	AtNice         int       // long-lived children whose autogroup reached utilityNice
 	DelaysMs       []float64 // from each one's Start returning to that
 	NoSetsidQueued int64     // steps queued by Starts without Setsid
 	Failures       []string  // what OnError got
@@ -86,7 +86,7 @@ func setsidBurstsHelper() int {
 }
 
 // concurrentBurst starts 20 long-lived Setsid children at once and follows
-// their autogroups until each reaches nice 5 (at most 30 s).
+// their autogroups until each reaches utilityNice (at most 30 s).
 func concurrentBurst(o Options) (burstCount, int, []float64) {
 	cmds, started, errs := startMany(o, true)
 	c := burstCount{Started: len(cmds), Errors: errs}
@@ -94,7 +94,7 @@ func concurrentBurst(o Options) (burstCount, int, []float64) {
 	deadline := time.Now().Add(30 * time.Second)
 	for seen := make(map[int]bool); len(seen) < len(cmds) && time.Now().Before(deadline); {
 		for i, cmd := range cmds {
-			if _, nice, err := autogroup(cmd.Process.Pid); err == nil && nice == 5 && !seen[i] {
+			if _, nice, err := autogroup(cmd.Process.Pid); err == nil && nice == utilityNice && !seen[i] {
 				seen[i] = true
 				delays = append(delays, float64(time.Since(started[i]).Microseconds())/1000)
 			}
@@ -237,7 +237,7 @@ func cgroupDelegatedHelper() int {
 		fmt.Printf("start: %v\n", err)
 		return 0
 	}
-	knob, _ := os.ReadFile(dir + "/offmain-nice5/cpu.weight.nice")
+	knob, _ := os.ReadFile(fmt.Sprintf("%s/offmain-nice%d/cpu.weight.nice", dir, utilityNice))
 	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s\n", err, ownCgroup(cmd.Process.Pid), strings.TrimSpace(string(knob)))
 	_ = in.Close()
 	_ = cmd.Wait()

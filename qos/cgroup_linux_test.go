@@ -134,7 +134,7 @@ func TestCgroupLever(t *testing.T) {
 		leaf, knob string
 		want       string
 	}{
-		{ModeUtility, "offmain-nice5", "cpu.weight.nice", "5"},
+		{ModeUtility, fmt.Sprintf("offmain-nice%d", utilityNice), "cpu.weight.nice", strconv.Itoa(utilityNice)},
 		{ModeBackground, "offmain-idle", "cpu.idle", "1"},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
@@ -169,7 +169,7 @@ func TestCgroupCallerChoice(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 	got := startedIn(t, Options{Cgroup: dir}, cmd, ModeUtility)
 	assert.Equal(t, strings.TrimPrefix(own, root), got, "child's cgroup: got %s, want the caller's", got)
-	_, err = os.Stat(filepath.Join(dir, "offmain-nice5"))
+	_, err = os.Stat(filepath.Join(dir, fmt.Sprintf("offmain-nice%d", utilityNice)))
 	assert.ErrorIs(t, err, os.ErrNotExist, "Start should not have made a leaf of its own")
 }
 
@@ -230,6 +230,6 @@ func TestCgroupDelegated(t *testing.T) {
 	require.NoError(t, err, "helper output:\n%s", out)
 	rel := strings.TrimPrefix(dir, root)
 	want := fmt.Sprintf("uid 65534 in %[1]s\nin its own cgroup: EBUSY true, names JoinLeaf true, started false\n"+
-		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice5; cpu.weight.nice 5\n", rel)
+		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice%[2]d; cpu.weight.nice %[2]d\n", rel, utilityNice)
 	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }

@@ -12,7 +12,7 @@
 //   - [Serving]: the daemon the GUI waits on calls [EnterServing] once; its
 //     disk I/O yields, its CPU priority stays.
 //   - [Agent]: agent hosts are started with [Start]; they and all they start
-//     run at nice +5 and I/O best-effort 7 (mode utility) or SCHED_IDLE and
+//     run at nice +15 and I/O best-effort 7 (mode utility) or SCHED_IDLE and
 //     I/O idle (mode background).
 //   - [Background]: a housekeeping pass runs through [Do] on one lowered
 //     thread.
@@ -73,7 +73,7 @@
 // waives for root. Every step Start and Do take, on Linux:
 //
 //	step                          when          needs                          refused
-//	nice +5/+19 (setpriority)     before exec   nothing: raising nice is free  never
+//	nice +15/+19 (setpriority)    before exec   nothing: raising nice is free  never
 //	I/O best-effort 7 or idle     before exec   nothing (ioprio_set(2))        never
 //	SCHED_IDLE, own thread (Do)   on the thread nothing (sched(7))              never
 //	SCHED_IDLE, child (Start)     after exec    same user as the child         OnError; child stays nice 19, I/O idle
@@ -92,7 +92,7 @@
 // (kernel/sched/autogroup.c, proc_sched_autogroup_set_nice: EAGAIN within
 // HZ/10 of the last write by anyone). So the n-th of a burst of Setsid
 // starts is corrected about n x 100 ms after it started: for 20 children
-// started at once as user nobody, the autogroups reached nice 5 after 0.1 to
+// started at once as user nobody, the autogroups reached the tier's nice after 0.1 to
 // 2.0 s (TestAutogroupRateLimit, on this project's 2-core VM and in the CI
 // VM). Until then such a child competes with the GUI as one group at nice 0.
 // A child that exits first needs nothing (told by a pidfd, pidfd_open(2),

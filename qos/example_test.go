@@ -41,8 +41,8 @@ func ExampleDescribe() {
 	// | Tier | Who | Linux | macOS | Windows |
 	// |---|---|---|---|---|
 	// | Serving | the daemon the GUI waits on | CPU unchanged and I/O best-effort 7, on every thread | disk I/O at IOPOL_UTILITY, CPU unchanged | unchanged |
-	// | Agent | agent hosts and all they start | utility: nice +5 and I/O best-effort 7; background: SCHED_IDLE, nice +19 and I/O idle | utility: taskpolicy -c utility -d utility (CPU clamped to utility, disk IOPOL_UTILITY); background: taskpolicy -b (PRIO_DARWIN_BG) | utility: BELOW_NORMAL_PRIORITY_CLASS; background: IDLE_PRIORITY_CLASS |
-	// | Background | one housekeeping pass on one thread | that thread, for the pass: utility: nice +19 and I/O idle; background: SCHED_IDLE, nice +19 and I/O idle | that thread in PRIO_DARWIN_BG for the pass | THREAD_MODE_BACKGROUND_BEGIN/END |
+	// | Agent | agent hosts and all they start | utility: nice +15 and I/O best-effort 7; background: SCHED_IDLE, nice +19 and I/O idle | utility: taskpolicy -c utility -d utility (CPU clamped to utility, disk IOPOL_UTILITY); background: taskpolicy -b (PRIO_DARWIN_BG) | utility: BELOW_NORMAL_PRIORITY_CLASS; background: IDLE_PRIORITY_CLASS |
+	// | Background | one housekeeping pass on one thread | that thread, for the pass: utility: nice +19 and I/O idle; background: SCHED_IDLE, nice +19 and I/O idle | that thread at QOS_CLASS_BACKGROUND (run as DARWIN_BG) for the pass, its class restored after | THREAD_MODE_BACKGROUND_BEGIN/END |
 	// Mode: OFFMAIN_QOS=utility|background|off (empty or unset: utility); off applies nothing.
 }
 

@@ -141,7 +141,7 @@ var policy = [...]struct{ tier, who, linux, darwin, windows string }{
 		"disk I/O at IOPOL_UTILITY, CPU unchanged",
 		"unchanged"},
 	{"Agent", "agent hosts and all they start",
-		"utility: nice +5 and I/O best-effort 7; background: SCHED_IDLE, nice +19 and I/O idle",
+		"utility: nice +15 and I/O best-effort 7; background: SCHED_IDLE, nice +19 and I/O idle",
 		"utility: taskpolicy -c utility -d utility (CPU clamped to utility, disk IOPOL_UTILITY); background: taskpolicy -b (PRIO_DARWIN_BG)",
 		"utility: BELOW_NORMAL_PRIORITY_CLASS; background: IDLE_PRIORITY_CLASS"},
 	{"Background", "one housekeeping pass on one thread",
@@ -227,7 +227,7 @@ func (a Applied) String() string {
 // and [Applied.Failed] holds it.
 type StepError struct {
 	Pid  int    // the child's process id
-	Step string // e.g. "autogroup nice 5"
+	Step string // e.g. "autogroup nice 15"
 	Err  error  // what failed, e.g. wrapping syscall.EPERM or syscall.EAGAIN
 }
 

@@ -4,6 +4,7 @@ package qos
 
 import (
 	"bufio"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -25,7 +26,7 @@ func TestStartChildAndGrandchild(t *testing.T) {
 		mode Mode
 		want string // threadLine of child and grandchild; "" means unchanged
 	}{
-		{ModeUtility, "nice 5 SCHED_OTHER io best-effort/7"},
+		{ModeUtility, fmt.Sprintf("nice %d SCHED_OTHER io best-effort/7", utilityNice)},
 		{ModeBackground, "nice 19 SCHED_IDLE io idle/0"},
 		{ModeOff, ""},
 	}
@@ -86,7 +87,7 @@ func TestStartSetsidAutogroup(t *testing.T) {
 	for _, tc := range []struct {
 		mode Mode
 		nice int
-	}{{ModeUtility, 5}, {ModeBackground, 19}} {
+	}{{ModeUtility, utilityNice}, {ModeBackground, 19}} {
 		t.Run(string(tc.mode), func(t *testing.T) {
 			cmd := exec.Command("/bin/sh", "-c", "read stop")
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
@@ -183,7 +184,7 @@ func TestDo(t *testing.T) {
 	}{
 		{Background, ModeUtility, "nice 19 SCHED_OTHER io idle/0"},
 		{Background, ModeBackground, "nice 19 SCHED_IDLE io idle/0"},
-		{Agent, ModeUtility, "nice 5 SCHED_OTHER io best-effort/7"},
+		{Agent, ModeUtility, fmt.Sprintf("nice %d SCHED_OTHER io best-effort/7", utilityNice)},
 		{Serving, ModeUtility, "nice 0 SCHED_OTHER io best-effort/7"},
 		{Background, ModeOff, ""},
 	}

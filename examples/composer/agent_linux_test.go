@@ -65,7 +65,7 @@ func TestStatusLineShowsAppliedTier(t *testing.T) {
 		mode qos.Mode
 		want string
 	}{
-		{qos.ModeUtility, "nice 5 io be/7"},
+		{qos.ModeUtility, "nice 15 io be/7"},
 		{qos.ModeBackground, "SCHED_IDLE io idle"},
 		{qos.ModeOff, tierText(self)}, // the child keeps the test's own
 	} {
