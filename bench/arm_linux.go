@@ -53,6 +53,9 @@ func (b *bench) output(stdout io.Writer) error {
 	}
 	b.env.Checked = fmt.Sprintf("every thread of every worker read back at the end of each window, all %d round(s): nice, policy, I/O priority, autogroup; none off-tier", b.cfg.rounds)
 	rep := report{Env: b.env, Rows: b.res.rows(b.cfg.seed)}
+	for i := range rep.Rows {
+		rep.Rows[i].IOSched = activeName(b.env.IOScheduler)
+	}
 	if err := renderTable(stdout, rep.Env, rep.Rows); err != nil {
 		return err
 	}

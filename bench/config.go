@@ -105,8 +105,9 @@ type config struct {
 	treeDirs, treeFiles int // metadata storm tree
 	readerMiB           int // file the uncached readers read
 	seed                uint64
-	gomaxprocs          int  // GOMAXPROCS while the probes run; 0 leaves Go's default
-	pace                pace // offered rate per I/O worker; zero: closed loops
+	gomaxprocs          int      // GOMAXPROCS while the probes run; 0 leaves Go's default
+	pace                pace     // offered rate per I/O worker; zero: closed loops
+	iosched             []string // I/O schedulers to run under, in turn; "all"; nil: the current one
 	// onArm, when set (tests only), is called once the arm's load is running.
 	onArm func(arm string)
 }
@@ -127,6 +128,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.spinners, "spinners", 3*runtime.NumCPU(), "CPU spinner workers")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the round order and the bootstrap")
 	fs.IntVar(&c.gomaxprocs, "gomaxprocs", probeProcs, "GOMAXPROCS while the probes run; 0: Go's default (the core count)")
+	ioschedFlag := fs.String("iosched", "", "run under each I/O `SCHED`uler in turn (comma-separated, or all), switching the scratch disk's; needs root")
 	paceFlag := fs.String("pace", "", "offered rate per I/O worker, e.g. `write=20,read=20,meta=2000` (MB/s, MB/s, files/s); default closed loops")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -143,6 +145,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	var err error
 	if c.arms, err = parseArms(*armList); err != nil {
 		return nil, err
+	}
+	if *ioschedFlag != "" {
+		c.iosched = strings.Split(*ioschedFlag, ",")
 	}
 	if c.pace, err = parsePace(*paceFlag); err != nil {
 		return nil, err

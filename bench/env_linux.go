@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"time"
@@ -133,33 +132,9 @@ func rlimitNice() string {
 // device of dir's filesystem is /sys/dev/block/<major>:<minor>; a partition
 // has no queue of its own, its parent disk does (sysfs-block(5)).
 func ioScheduler(dir string) string {
-	var st unix.Stat_t
-	if err := unix.Stat(dir, &st); err != nil {
-		return "unknown: " + err.Error()
-	}
-	maj, mnr := unix.Major(st.Dev), unix.Minor(st.Dev)
-	if maj == 0 {
-		return fmt.Sprintf("none: the scratch folder is on a filesystem without a block device (%d:%d)", maj, mnr)
-	}
-	dev, err := filepath.EvalSymlinks(fmt.Sprintf("/sys/dev/block/%d:%d", maj, mnr))
+	s, err := schedulerOf(dir)
 	if err != nil {
 		return "unknown: " + err.Error()
 	}
-	for _, d := range []string{dev, filepath.Dir(dev)} {
-		if b, err := os.ReadFile(filepath.Join(d, "queue", "scheduler")); err == nil {
-			return fmt.Sprintf("%s (%s)", activeScheduler(string(b)), filepath.Base(d))
-		}
-	}
-	return fmt.Sprintf("unknown: no queue/scheduler for %s", dev)
-}
-
-// activeScheduler picks the bracketed entry of queue/scheduler, e.g.
-// "none [mq-deadline] kyber bfq" -> "mq-deadline".
-func activeScheduler(s string) string {
-	if _, rest, ok := strings.Cut(s, "["); ok {
-		if name, _, ok := strings.Cut(rest, "]"); ok {
-			return name
-		}
-	}
-	return strings.TrimSpace(s)
+	return fmt.Sprintf("%s (%s)", s.active, s.disk())
 }

@@ -56,8 +56,8 @@ func parseLowerSpec(v string) (lowerSpec, error) {
 
 // lowerSelf applies s to every thread of this process. nice, the scheduling
 // policy and the I/O priority are per thread on Linux, and a new thread copies
-// them from the thread that creates it (ANCHORS.md, "Process priority on
-// Linux"); so once a pass over /proc/self/task finds no thread it has not
+// them from the thread that creates it (sched(7), ioprio_set(2): "a child
+// created by fork(2) inherits its parent's I/O priority"); so once a pass over /proc/self/task finds no thread it has not
 // lowered, every later thread is born lowered.
 func lowerSelf(s lowerSpec) error {
 	done := map[int]bool{}

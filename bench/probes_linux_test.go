@@ -55,8 +55,8 @@ func TestLowerSpecRoundTrip(t *testing.T) {
 }
 
 func TestActiveScheduler(t *testing.T) {
-	assert.Equal(t, "mq-deadline", activeScheduler("none [mq-deadline] kyber bfq\n"))
-	assert.Equal(t, "none", activeScheduler("none\n"))
+	assert.Equal(t, "mq-deadline", parseSchedFile("", "none [mq-deadline] kyber bfq\n").active)
+	assert.Equal(t, "none", parseSchedFile("", "none\n").active)
 }
 
 // TestEveryProbeCountsSkippedTicks checks that a probe stalled past several

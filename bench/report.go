@@ -76,6 +76,7 @@ func (c *comparison) excludesNone() bool {
 
 // row is one metric of one arm.
 type row struct {
+	IOSched   string      `json:"io_scheduler"` // the disk's scheduler for the run (its active one)
 	Probe     string      `json:"probe"`
 	Arm       string      `json:"arm"`
 	Metric    string      `json:"metric"`

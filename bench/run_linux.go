@@ -41,6 +41,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if len(cfg.iosched) > 0 {
+		return runSchedulers(ctx, cfg, exe, stdout, stderr)
+	}
 	return runBench(ctx, cfg, exe, stdout, stderr)
 }
 

@@ -23,16 +23,7 @@ type scratch struct {
 // cache directory, which is on a real disk where /tmp may be tmpfs, else the
 // temp dir) and the files the load reads.
 func newScratch(cfg *config) (*scratch, error) {
-	parent := cfg.dir
-	if parent == "" {
-		parent = os.TempDir()
-		if d, err := os.UserCacheDir(); err == nil {
-			if st, err := os.Stat(d); err == nil && st.IsDir() {
-				parent = d
-			}
-		}
-	}
-	root, err := os.MkdirTemp(parent, "offmain bench *")
+	root, err := os.MkdirTemp(scratchParent(cfg), "offmain bench *")
 	if err != nil {
 		return nil, fmt.Errorf("scratch folder: %w", err)
 	}
@@ -112,4 +103,18 @@ func (s *scratch) remove() error {
 		return fmt.Errorf("removing the scratch folder: %w", err)
 	}
 	return nil
+}
+
+// scratchParent is where the scratch folder goes: -dir, else the user cache
+// dir (on disk where /tmp is tmpfs), else the temp dir.
+func scratchParent(cfg *config) string {
+	if cfg.dir != "" {
+		return cfg.dir
+	}
+	if d, err := os.UserCacheDir(); err == nil {
+		if st, err := os.Stat(d); err == nil && st.IsDir() {
+			return d
+		}
+	}
+	return os.TempDir()
 }

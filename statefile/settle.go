@@ -11,8 +11,8 @@ import (
 // a temp file, write, rename over; or truncate, write, write), and a reader
 // that wakes on the first event can see a half-written file. A path is
 // checked once it has been quiet for settleQuiet, the window Android's
-// SharedPreferences and VS Code use for their own writes (100 ms, see
-// ANCHORS.md). settleMax bounds the wait, so a path that never goes quiet
+// SharedPreferences and VS Code use for their own writes (100 ms:
+// SharedPreferencesImpl's and VS Code's storage flush delays). settleMax bounds the wait, so a path that never goes quiet
 // (a sync tool rewriting it in a loop) is still checked once a second.
 const (
 	settleQuiet = 100 * time.Millisecond
