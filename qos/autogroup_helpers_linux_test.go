@@ -194,7 +194,6 @@ func autogroupExhaustedOnce() (done bool, code int) {
 		fmt.Println(err)
 		return true, 1
 	}
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
 	reported := make(chan error, 1)
 	o := Options{OnError: func(_ *exec.Cmd, err error) { reported <- err }}
 	err = o.Start(cmd, Agent, ModeUtility)
@@ -206,13 +205,19 @@ func autogroupExhaustedOnce() (done bool, code int) {
 	select {
 	case got = <-reported:
 	default:
+		_ = in.Close()
+		_ = cmd.Wait()
 		return false, 0 // the write landed: try again
 	}
 	a, ierr := Inspect(cmd.Process.Pid)
-	running := ierr == nil && unix.Kill(cmd.Process.Pid, 0) == nil
+	// A killed child stays a zombie until reaped: ask its state, then let
+	// it end by itself (cat exits 0 at the end of its input).
+	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
+	running := ierr == nil && !strings.Contains(string(stat), ") Z ")
+	_ = in.Close()
 	var se *StepError
-	fmt.Printf("start: %v; running after the failure: %t; OnError: %T wrapping EAGAIN: %t; Inspect: wraps EAGAIN: %t\n",
-		err, running, got, errors.As(got, &se) && errors.Is(got, unix.EAGAIN), errors.Is(a.Failed, unix.EAGAIN))
+	fmt.Printf("start: %v; running after the failure: %t; OnError: %T wrapping EAGAIN: %t; Inspect: wraps EAGAIN: %t; exit: %v\n",
+		err, running, got, errors.As(got, &se) && errors.Is(got, unix.EAGAIN), errors.Is(a.Failed, unix.EAGAIN), cmd.Wait())
 	return true, 0
 }
 

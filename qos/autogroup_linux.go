@@ -5,6 +5,8 @@ package qos
 import (
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -65,4 +67,40 @@ func writeFile(path, s string) error {
 		err = cerr
 	}
 	return err
+}
+
+// rootTaskGroup reports whether process pid's CPU time is shared out by
+// the root task group, the only place the kernel uses autogroups: a task in
+// any cgroup with the cpu controller competes by that cgroup's weight, its
+// autogroup unused (kernel/sched/autogroup.c, task_wants_autogroup). With
+// cgroup v1 that is a cpu hierarchy path other than "/"; with cgroup v2, a
+// cgroup whose cpu.weight file exists (the controller is enabled for it).
+// When it cannot tell, it says true, and the autogroup is written anyway.
+func rootTaskGroup(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/cgroup")
+	if err != nil {
+		return true
+	}
+	v2 := ""
+	for _, l := range strings.Split(string(b), "\n") {
+		f := strings.SplitN(l, ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		if slices.Contains(strings.Split(f[1], ","), "cpu") {
+			return f[2] == "/"
+		}
+		if f[0] == "0" && f[1] == "" {
+			v2 = f[2]
+		}
+	}
+	if v2 == "" || v2 == "/" {
+		return true
+	}
+	for _, mnt := range []string{"/sys/fs/cgroup", "/sys/fs/cgroup/unified"} {
+		if _, err := os.Stat(filepath.Join(mnt, v2, "cpu.weight")); err == nil {
+			return false
+		}
+	}
+	return true
 }

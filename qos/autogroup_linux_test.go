@@ -133,7 +133,7 @@ func TestLateStepFailureKeepsChild(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	require.NoError(t, err, "helper output:\n%s", out)
-	want := "start: <nil>; running after the failure: true; OnError: *qos.StepError wrapping EAGAIN: true; Inspect: wraps EAGAIN: true\n"
+	want := "start: <nil>; running after the failure: true; OnError: *qos.StepError wrapping EAGAIN: true; Inspect: wraps EAGAIN: true; exit: <nil>\n"
 	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }
 

@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -56,30 +57,48 @@ func prepareLeaf(dir string, s setting) (string, error) {
 		name, knob, value = "offmain-idle", "cpu.idle", "1"
 	}
 	leaf := filepath.Join(dir, name)
+	if err := writeFile(filepath.Join(leaf, knob), value); err == nil {
+		return leaf, nil
+	}
+	if err := enableCPUFor(dir); err != nil {
+		return "", err
+	}
 	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
 		return "", fmt.Errorf("qos: cgroup: %w", err)
 	}
-	err := writeFile(filepath.Join(leaf, knob), value)
-	if errors.Is(err, os.ErrNotExist) {
-		// The knob appears once dir enables the cpu controller for its
-		// children; a delegated cgroup may do that itself, but only while
-		// no process lives in it: cpu is a threaded controller, and a
-		// cgroup with processes that enables one becomes a thread root,
-		// whose child cgroups can hold no process (cgroup-v2.rst,
-		// "Threads"; kernel/cgroup/cgroup.c, cgroup_is_valid_domain): every
-		// Start would then fail with EOPNOTSUPP.
-		if procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); len(bytes.TrimSpace(procs)) > 0 {
-			return "", subtreeError(dir, unix.EBUSY)
-		}
-		if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu"); err != nil {
-			return "", subtreeError(dir, err)
-		}
-		err = writeFile(filepath.Join(leaf, knob), value)
-	}
-	if err != nil {
+	if err := writeFile(filepath.Join(leaf, knob), value); err != nil {
 		return "", fmt.Errorf("qos: cgroup: %w", err)
 	}
 	return leaf, nil
+}
+
+// enableCPUFor makes dir hand the cpu controller to its children, checking
+// first what would make that fail or go wrong. A delegated cgroup may do it
+// itself, but only while no process lives in it: cpu is a threaded
+// controller, and a cgroup with processes that enables one becomes a thread
+// root, whose child cgroups can hold no process (cgroup-v2.rst, "Threads";
+// kernel/cgroup/cgroup.c, cgroup_is_valid_domain): every Start would then
+// fail with EOPNOTSUPP.
+func enableCPUFor(dir string) error {
+	ctl, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	if slices.Contains(strings.Fields(string(ctl)), "cpu") {
+		return nil
+	}
+	have, err := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
+	if err != nil {
+		return fmt.Errorf("qos: cgroup %s: %w", dir, err)
+	}
+	if !slices.Contains(strings.Fields(string(have)), "cpu") {
+		return subtreeError(dir, os.ErrNotExist)
+	}
+	if procs, _ := os.ReadFile(filepath.Join(dir, "cgroup.procs")); len(bytes.TrimSpace(procs)) > 0 {
+		pids := strings.Join(strings.Fields(string(procs)), " ")
+		return fmt.Errorf("%w (processes in it: %s)", subtreeError(dir, unix.EBUSY), pids)
+	}
+	if err := writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu"); err != nil {
+		return subtreeError(dir, err)
+	}
+	return nil
 }
 
 // subtreeError explains why dir could not enable the cpu controller for its

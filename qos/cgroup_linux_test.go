@@ -147,6 +147,30 @@ func TestCgroupLever(t *testing.T) {
 	}
 }
 
+// TestCgroupSkipsAutogroup: a Setsid child started into a cgroup with the
+// cpu controller competes by that cgroup's weight, its autogroup unused
+// (kernel/sched/autogroup.c, task_wants_autogroup), so Start spends no
+// autogroup write (each costs every user's 100 ms window) on it.
+func TestCgroupSkipsAutogroup(t *testing.T) {
+	root, dir, hasCPU := testCgroup(t, true)
+	if !hasCPU || !autogroupOn() {
+		t.Skipf("needs the cgroup v2 cpu controller at %s and autogroup on%s", root, cpuV1Note())
+	}
+	cmd := exec.Command("/bin/cat")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, Options{Cgroup: dir}.Start(cmd, Agent, ModeUtility))
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	waitFollowUps(t)
+	assert.False(t, rootTaskGroup(cmd.Process.Pid), "a child in a cpu cgroup is not in the root task group")
+	a, err := Inspect(cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.NotEqual(t, RootAutogroup, a.Autogroup, "a Setsid child has an autogroup of its own")
+	assert.Equal(t, 0, a.AutogroupNice, "autogroup nice: got %d, want 0 (not written)", a.AutogroupNice)
+	assert.NoError(t, a.Failed)
+}
+
 func TestCgroupWithoutCPUController(t *testing.T) {
 	_, dir, hasCPU := testCgroup(t, false)
 	require.False(t, hasCPU, "a cgroup whose parent enables nothing has no cpu controller")

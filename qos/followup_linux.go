@@ -3,12 +3,14 @@
 package qos
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,34 +36,17 @@ func openChild(pid int) child {
 	return child{pid: pid, pidfd: fd}
 }
 
-func (c child) exited() bool { return c.exitedWithin(0) }
-
-// exitDelay bounds how long a step that failed waits for the child to
-// finish exiting: an exiting process drops its memory (exit_mm) before it
-// becomes a zombie, and from then its /proc files are root's
-// (fs/proc/base.c, task_dump_owner), so a write meets EACCES a moment
-// before the pidfd says the child exited.
-const exitDelay = 200 * time.Millisecond
-
-// exitedWithin reports whether the child exits within d (0: has exited).
-func (c child) exitedWithin(d time.Duration) bool {
+func (c child) exited() bool {
 	if c.pidfd >= 0 {
 		fds := []unix.PollFd{{Fd: int32(c.pidfd), Events: unix.POLLIN}}
-		deadline := time.Now().Add(d)
 		for {
-			n, err := unix.Poll(fds, int(max(0, time.Until(deadline).Milliseconds())))
+			n, err := unix.Poll(fds, 0)
 			if !errors.Is(err, unix.EINTR) {
 				return err == nil && n > 0
 			}
 		}
 	}
-	for deadline := time.Now().Add(d); ; {
-		if c.waitid() || !time.Now().Before(deadline) {
-			return c.waitid()
-		}
-		t := time.NewTimer(5 * time.Millisecond)
-		<-t.C
-	}
+	return c.waitid()
 }
 
 func (c child) waitid() bool {
@@ -78,11 +63,49 @@ func (c child) close() {
 	}
 }
 
+// gone reports whether the child has exited or is exiting. The pidfd says
+// so only once the child is a zombie; an exiting process drops its memory
+// (exit_mm) before that, and from then its /proc files are root's
+// (fs/proc/base.c, task_dump_owner), so a step meets EACCES a moment
+// earlier. PF_EXITING, set at the start of do_exit (kernel/exit.c,
+// exit_signals), covers that moment without waiting for it.
+func (f *followUp) gone() bool {
+	if f.child.exited() {
+		return true
+	}
+	flags, start, ok := procFlags(f.child.pid)
+	return !ok || start != f.start || flags&pfExiting != 0
+}
+
+// pfExiting is PF_EXITING (include/linux/sched.h).
+const pfExiting = 0x00000004
+
+// procFlags reads fields 9 (flags) and 22 (start time) of /proc/<pid>/stat
+// (proc_pid_stat(5)); ok is false when the process is gone.
+func procFlags(pid int) (flags uint64, start uint64, ok bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, 0, false
+	}
+	i := bytes.LastIndexByte(b, ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 22-2 {
+		return 0, 0, false
+	}
+	flags, _ = strconv.ParseUint(f[9-3], 10, 64)
+	start, _ = strconv.ParseUint(f[22-3], 10, 64)
+	return flags, start, true
+}
+
 // moveIdle moves every thread of the child to SCHED_IDLE at the tier's nice
-// value. A child that exited meanwhile needs nothing.
+// value. A child that is gone needs nothing; checking first keeps the move
+// off a later process given the pid after the caller reaped the child.
 func (f *followUp) moveIdle() error {
+	if f.gone() {
+		return nil
+	}
 	err := idleProcess(f.child.pid, f.nice)
-	if err != nil && f.child.exitedWithin(exitDelay) {
+	if err != nil && f.gone() {
 		return nil
 	}
 	return err
@@ -94,7 +117,7 @@ func (f *followUp) moveIdle() error {
 // An EAGAIN (the rate limit) is returned as it is, for the pacer to retry.
 func (f *followUp) writeAutogroup() error {
 	pid := f.child.pid
-	if f.child.exited() {
+	if f.gone() || !rootTaskGroup(pid) {
 		return nil
 	}
 	own, _, err := autogroup(os.Getpid())
@@ -103,24 +126,24 @@ func (f *followUp) writeAutogroup() error {
 	}
 	name, _, err := autogroup(pid)
 	if err != nil || name == own {
-		if err != nil && f.child.exitedWithin(exitDelay) {
+		if err != nil && f.gone() {
 			return nil
 		}
 		return err // nil: not in a new autogroup, its nice value competes already
 	}
 	file, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
 	if err != nil {
-		if f.child.exitedWithin(exitDelay) {
+		if f.gone() {
 			return nil
 		}
 		return err
 	}
 	defer file.Close()
-	if f.child.exited() {
+	if f.gone() {
 		return nil
 	}
 	_, err = file.WriteString(strconv.Itoa(f.nice))
-	if err != nil && !errors.Is(err, unix.EAGAIN) && (errors.Is(err, unix.ESRCH) || f.child.exitedWithin(exitDelay)) {
+	if err != nil && !errors.Is(err, unix.EAGAIN) && (errors.Is(err, unix.ESRCH) || f.gone()) {
 		return nil
 	}
 	return err

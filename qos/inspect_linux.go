@@ -3,7 +3,6 @@
 package qos
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -51,20 +50,8 @@ func inspect(pid int) (Applied, error) {
 // be read. With the pid it names one process: a pid is reused only by a
 // process started later.
 func startTime(pid int) uint64 {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return 0
-	}
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0
-	}
-	f := strings.Fields(string(b[i+1:]))
-	if len(f) < 22-2 {
-		return 0
-	}
-	n, _ := strconv.ParseUint(f[22-3], 10, 64)
-	return n
+	_, start, _ := procFlags(pid)
+	return start
 }
 
 // inspectThread reads thread tid of process pid: nice value and policy from

@@ -130,7 +130,8 @@ func TestPacerIdleNotPaced(t *testing.T) {
 
 // TestPacerGivesUp: while another process takes every window, a write is
 // retried for the budget, then reported as a StepError wrapping EAGAIN; the
-// next child gets a budget of its own; nothing else happens to the child.
+// children queued behind it get two windows each, not a budget each, until
+// a write lands again; nothing else happens to the children.
 func TestPacerGivesUp(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		k := &fakeKernel{window: 100 * time.Millisecond, deny: true}
@@ -141,9 +142,13 @@ func TestPacerGivesUp(t *testing.T) {
 		report := func(err error) { reported, at = append(reported, err), append(at, time.Since(start)) }
 		p.add(fakeFollowUp(1, false, true, report))
 		p.add(fakeFollowUp(2, false, true, report))
+		p.add(fakeFollowUp(3, false, true, report))
 		require.NoError(t, p.wait(context.Background()))
-		require.Len(t, reported, 2)
-		assert.Equal(t, []time.Duration{time.Second, 2 * time.Second}, at, "failures reported at")
+		require.Len(t, reported, 3)
+		// Tries come every poll, so a child gives up on the first poll at or
+		// after its two windows.
+		short := (2*p.gap + p.poll - 1) / p.poll * p.poll
+		assert.Equal(t, []time.Duration{time.Second, time.Second + short, time.Second + 2*short}, at, "failures reported at")
 		for i, err := range reported {
 			var se *StepError
 			require.True(t, errors.As(err, &se), "got %T, want *StepError", err)
