@@ -45,9 +45,14 @@ type model struct {
 	width, height int
 }
 
-// Init focuses the active composer and starts the agents asked for.
+// Init turns on bracketed paste, focuses the active composer and starts the
+// agents asked for. bubbletea v1 turns bracketed paste on at start already
+// (Program.Run in its tea.go); asking here keeps it on whatever the program's
+// options say. With it the terminal marks a paste (ESC [200~ ... ESC [201~,
+// "Bracketed Paste Mode" in xterm's ctlseqs), so a newline in pasted text
+// is text, not the enter that sends.
 func (m *model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.chats[m.active].input.Focus()}
+	cmds := []tea.Cmd{tea.EnableBracketedPaste, m.chats[m.active].input.Focus()}
 	if m.startAgents {
 		for _, c := range m.chats {
 			cmds = append(cmds, m.startAgent(c.id, ""))
@@ -91,42 +96,6 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, cmd
 	}
 	return m, nil
-}
-
-// key handles a key: the app's own keys first, the rest edit the composer.
-func (m *model) key(msg tea.KeyMsg) tea.Cmd {
-	c := m.chats[m.active]
-	switch msg.String() {
-	case "ctrl+c":
-		return tea.Quit
-	case "tab":
-		return m.switchTo(m.active + 1)
-	case "shift+tab":
-		return m.switchTo(m.active - 1)
-	case "enter":
-		return m.send(c)
-	case "ctrl+g":
-		if m.tiers[c.id] != "" || m.agents.get(c.id) != nil {
-			return m.stopAgent(c.id)
-		}
-		return m.startAgent(c.id, "")
-	case "pgup":
-		return m.scroll(c, func(vp *viewport.Model) { vp.PageUp() })
-	case "pgdown":
-		return m.scroll(c, func(vp *viewport.Model) { vp.PageDown() })
-	case "shift+up", "ctrl+up":
-		return m.scroll(c, func(vp *viewport.Model) { vp.ScrollUp(1) })
-	case "shift+down", "ctrl+down":
-		return m.scroll(c, func(vp *viewport.Model) { vp.ScrollDown(1) })
-	}
-	var cmd tea.Cmd
-	c.input, cmd = c.input.Update(msg)
-	err := m.saves.setDraft(c.id, c.input.Value())
-	m.probe.saveReturned()
-	if err != nil {
-		m.notes.set(describeErr("draft not saved", err))
-	}
-	return cmd
 }
 
 // mouse scrolls the transcript with the wheel.

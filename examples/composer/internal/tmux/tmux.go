@@ -81,6 +81,16 @@ func (s *Server) SendText(text string) error {
 	return err
 }
 
+// Paste pastes text as a terminal does (paste-buffer -p): between bracketed
+// paste markers if the program asked for them, with each newline sent as CR.
+func (s *Server) Paste(text string) error {
+	if _, err := s.run(context.Background(), "set-buffer", "-b", "paste", "--", text); err != nil {
+		return err
+	}
+	_, err := s.run(context.Background(), "paste-buffer", "-p", "-d", "-b", "paste", "-t", "main")
+	return err
+}
+
 // SendKeys sends tmux key names, such as "C-c" or "Enter".
 func (s *Server) SendKeys(keys ...string) error {
 	_, err := s.run(context.Background(), append([]string{"send-keys", "-t", "main"}, keys...)...)
