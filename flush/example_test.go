@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"time"
 
 	"github.com/offmain/offmain/anchors"
 	"github.com/offmain/offmain/drafts"
 	"github.com/offmain/offmain/flush"
+	"github.com/offmain/offmain/qos"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -80,17 +82,46 @@ func ExampleHook_Run() {
 	// statefile true
 }
 
-// A plain daemon: SIGINT, SIGTERM or SIGHUP flush everything, print the
-// report and exit with 128+signal.
+// The start-up a first program copies: the Hook first, each store added
+// right after it is made, the agents' Group added before the first agent
+// starts, then Notify. SIGINT, SIGTERM or SIGHUP then stop the agents and
+// flush every store under one deadline, print the report and exit with
+// 128+signal; a crash or SIGKILL still ends the agents on Linux (see
+// qos.Group).
 func ExampleHook_Notify() {
+	dir, err := os.MkdirTemp("", "flush-example")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+
 	hook := flush.New(2 * time.Second)
-	hook.Add("state", flush.Func(func(ctx context.Context) error { return nil })) // e.g. a *statefile.Store
+	st := statefile.NewStore(statefile.Options{})
+	hook.Add("state", st) // right after NewStore: no Save can come before it
+	d, err := drafts.Open(st, filepath.Join(dir, "drafts.json"), drafts.Options{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	hook.Add("drafts", d)
+	var agents qos.Group
+	hook.Add("agents", flush.Func(agents.Stop)) // SIGTERM, then SIGKILL, to each agent's process group
 	stop := hook.Notify()
 	defer stop()
 
-	// ... serve until a signal arrives ...
+	agent := exec.Command("sleep", "30")
+	agent.SysProcAttr = agentAttr() // a process group of its own (Setsid), so Stop reaches what it starts
+	if err := agents.Start(agent, qos.Agent, qos.ModeUtility); err != nil {
+		log.Fatal(err)
+	}
+	go func() { _ = agent.Wait() }() // the caller reaps its agents, as with any command
 	fmt.Println("serving")
-	// Output: serving
+
+	// ... serve until a signal arrives; here the quit runs at once:
+	r := hook.Run()
+	fmt.Println(r.Drained, len(r.Items))
+	// Output:
+	// serving
+	// true 3
 }
 
 func ExampleReport_String() {

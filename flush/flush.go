@@ -8,6 +8,14 @@
 // names what did not. statefile.Store, drafts.Store and anchors.Store all
 // satisfy [Flusher].
 //
+// The order at start-up: make the Hook first and Add each store right after
+// making it (statefile.NewStore, drafts.Open), before its first Save, and
+// the app's agents as flush.Func(group.Stop) (qos.Group) before the first
+// one starts; call Notify once the Hook exists. A signal runs only what was
+// added by then, and Notify exits the process when Run returns, so nothing
+// after it runs: whatever must happen at quit belongs in the Hook. Run
+// closes nothing (see [Hook.Run]).
+//
 // Why a deadline: Chromium's ImportantFileWriter blocks shutdown on a pending
 // write with no limit, Firefox's AsyncShutdown crashes the browser after 60 s
 // (toolkit/components/asyncshutdown), and Android's QueuedWork.waitToFinish
@@ -98,6 +106,13 @@ func (h *Hook) Add(name string, f Flusher) {
 // hold Run past the deadline (plus [Grace]): Run reports it as not drained
 // and returns, and that goroutine ends whenever the Flush finally returns. In
 // a quitting process that is at exit.
+//
+// Run closes nothing: every store stays usable, so Run can also serve as a
+// checkpoint. A process that exits after Run, as [Hook.Notify]'s does, need
+// not Close its stores: once Run reports them drained their data is on the
+// disk, and what Close adds (refusing new work, ending watches, releasing
+// statefile's Exclusive locks) the process's exit does as well. Close them
+// after Run only when the process goes on.
 func (h *Hook) Run() Report {
 	return h.RunContext(context.Background())
 }

@@ -207,10 +207,17 @@ func TestReportString(t *testing.T) {
 			{Name: "anchors", Drained: true},
 			{Name: "odd"},
 		}}, "flush: drained 1/3 in 2s; not drained: drafts: a failed | b failed; odd: not drained"},
+		{"one prefix when the error names the item", Report{Took: 2 * time.Second, Items: []Item{
+			{Name: "statefile", Err: fmt.Errorf("statefile: not drained: 1 pending (/s/big.json): %w", context.DeadlineExceeded)},
+			{Name: "drafts", Err: errors.New("statefile: not drained: 1 pending (/s/drafts.json)")},
+		}}, "flush: drained 0/2 in 2s; not drained: statefile: not drained: 1 pending (/s/big.json): context deadline exceeded; " +
+			"drafts: statefile: not drained: 1 pending (/s/drafts.json)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, tt.r.String())
+			got := tt.r.String()
+			assert.Equal(t, tt.want, got)
+			assert.NotContains(t, got, "\n", "one line")
 		})
 	}
 }

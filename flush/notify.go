@@ -20,6 +20,12 @@ var defaultSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // SIGTERM). A second signal while Run is under way exits at once with
 // 128+that signal: the user asked twice.
 //
+// A signal before Notify has its default effect (for these three: the
+// process dies, nothing flushed); one after it runs only what was added to
+// the Hook by then, so Add each store as soon as it exists (see the package
+// documentation). Nothing after the exit runs: stopping the app's agents
+// belongs in the Hook too, as flush.Func(group.Stop) for a qos.Group.
+//
 // Notify starts one goroutine that waits for the signals; stop unregisters
 // them and ends it. If a signal already started the quit, stop waits for it,
 // which means until the process exits. Call stop only once the app no longer

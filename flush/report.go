@@ -35,6 +35,10 @@ type Item struct {
 //
 //	flush: drained 2/2 in 3ms
 //	flush: drained 1/2 in 2.01s; not drained: drafts: flush: still flushing at the deadline: context deadline exceeded
+//
+// Each item not drained is written as its name, then its error folded onto
+// the line; the name is left out when the error already starts with it
+// followed by ": ".
 func (r Report) String() string {
 	return r.format("flush: ")
 }
@@ -61,13 +65,18 @@ func (r Report) format(prefix string) string {
 		}
 		b.WriteString(sep)
 		sep = "; "
-		b.WriteString(it.Name)
-		b.WriteString(": ")
 		msg := "not drained"
 		if it.Err != nil {
-			msg = it.Err.Error()
+			msg = oneLine(it.Err.Error())
 		}
-		b.WriteString(oneLine(msg))
+		// An error that starts with the item's name already says whose it
+		// is (a *statefile.Store added as "statefile" fails with
+		// "statefile: not drained: ..."): one prefix, not two.
+		if !strings.HasPrefix(msg, it.Name+": ") {
+			b.WriteString(it.Name)
+			b.WriteString(": ")
+		}
+		b.WriteString(msg)
 	}
 	return b.String()
 }

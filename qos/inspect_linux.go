@@ -37,6 +37,9 @@ func inspect(pid int) (Applied, error) {
 		return a, err
 	}
 	a.IOScheduler = ioSchedulers()
+	if own, _, err := autogroup(os.Getpid()); err == nil && a.Autogroup != "" {
+		a.AppAutogroup = own == a.Autogroup
+	}
 	if start := startTime(pid); start != 0 {
 		afterStart.mu.Lock()
 		a.Pending, a.Failed = afterStart.status.lookup(pid, start)

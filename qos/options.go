@@ -62,8 +62,17 @@ type Options struct {
 // autogroup write every 100 ms for the whole system, so the n-th of a burst
 // of such starts is corrected about n x 100 ms later. [Inspect] shows a
 // step still pending or failed; failures go to [Options.OnError] and
-// [Options.Logger]. A command that sets SysProcAttr.Pdeathsig or Ptrace is
-// refused with [ErrThreadBound]. On macOS the command runs under
+// [Options.Logger].
+//
+// SysProcAttr.Pdeathsig is honoured on Linux: the signal means "the app
+// died" (an exit, a crash, SIGKILL), not "the starting thread ended". Such
+// a command is forked from a thread kept for its fork setting while any
+// child it started runs (prctl(2): the parent-death signal follows the
+// creating thread), so it is started after the ones queued before it:
+// under CPU load this made Start slower than the fresh thread other
+// commands get (BenchmarkStartPdeathsig). [Group] sets Pdeathsig for its
+// commands. SysProcAttr.Ptrace is refused with [ErrThreadBound]. On macOS
+// the command runs under
 // /usr/sbin/taskpolicy; on Windows its priority class is set through
 // SysProcAttr.CreationFlags.
 //

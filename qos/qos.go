@@ -1,6 +1,7 @@
 package qos
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -53,12 +54,11 @@ var (
 	// ErrTier is wrapped by errors about a Tier other than the three declared.
 	ErrTier = errors.New("qos: unknown tier")
 	// ErrThreadBound is returned (wrapped) by Start on Linux for a command whose
-	// SysProcAttr sets Pdeathsig or Ptrace. Both are tied to the thread that
-	// starts the child (prctl(2) PR_SET_PDEATHSIG: "the parent" is the
-	// creating thread; ptrace(2): the tracer is a thread), and Start retires
-	// that thread as soon as the child runs, so Pdeathsig would kill the
-	// agent at once and Ptrace would leave it without a tracer.
-	ErrThreadBound = errors.New("qos: SysProcAttr.Pdeathsig and Ptrace are tied to the starting thread, which Start retires")
+	// SysProcAttr sets Ptrace: the tracer is the thread that starts the
+	// child (ptrace(2)), and Start retires that thread as soon as the child
+	// runs, which would leave the child without a tracer. (Pdeathsig, tied
+	// to the starting thread too, is honoured: see [Options.Start].)
+	ErrThreadBound = errors.New("qos: SysProcAttr.Ptrace is tied to the starting thread, which Start retires")
 )
 
 const allowedModes = "want one of utility, background, off"
@@ -178,6 +178,13 @@ func Do(t Tier, m Mode, fn func()) error { return Options{}.Do(t, m, fn) }
 // [Options.EnterServing] with the zero Options.
 func EnterServing(m Mode) error { return Options{}.EnterServing(m) }
 
+// WaitApplied returns once every step that [Start] queued after its
+// children started (on Linux: moves to SCHED_IDLE, autogroup nice values)
+// has run or failed, or with ctx's error. Start never waits for them; an app
+// may, before it measures, and a test may, before goleak looks for the
+// goroutine that applies them. Elsewhere it returns nil at once.
+func WaitApplied(ctx context.Context) error { return waitApplied(ctx) }
+
 // RootAutogroup is the name Inspect reports for the kernel's default
 // autogroup: the one every process belongs to until it or an ancestor calls
 // setsid(2) (init, kernel helpers, and processes a container runtime or a
@@ -197,7 +204,12 @@ type Applied struct {
 	IOLevel       int    // Linux: 0 (highest) to 7 within IOClass
 	Autogroup     string // Linux: the autogroup, e.g. "/autogroup-42", or RootAutogroup; "" without CONFIG_SCHED_AUTOGROUP
 	AutogroupNice int    // Linux: the autogroup's nice value (/proc/<pid>/autogroup)
-	IOScheduler   string // Linux: each disk's I/O scheduler and what it honours of IOClass and IOLevel
+	// AppAutogroup (Linux) is true when the process shares the calling
+	// process's autogroup: a child not in a new session. Its Nice then
+	// weighs against the app's threads within that group, whatever
+	// AutogroupNice says (the app's own group, usually at 0).
+	AppAutogroup bool
+	IOScheduler  string // Linux: each disk's I/O scheduler and what it honours of IOClass and IOLevel
 
 	// Pending lists the steps Start queued for this process after it started
 	// that have not run yet (Linux: "SCHED_IDLE, nice 19", "autogroup nice
@@ -209,16 +221,40 @@ type Applied struct {
 	Failed error
 }
 
+// String words a as a status on one line, e.g. "nice 15, SCHED_OTHER, I/O
+// best-effort 7, in the app's autogroup /autogroup-41" (a child in the
+// app's session: its nice value weighs against the app's threads there, as
+// intended) or "..., own autogroup /autogroup-42 at nice 15" (a child in a
+// session of its own). It leaves IOScheduler out: that describes the disks,
+// not the process.
 func (a Applied) String() string {
-	s := fmt.Sprintf("nice %d, %s, I/O %s %d, autogroup %q nice %d; %s",
-		a.Nice, a.Policy, a.IOClass, a.IOLevel, a.Autogroup, a.AutogroupNice, a.IOScheduler)
+	parts := []string{fmt.Sprintf("nice %d", a.Nice)}
+	if a.Policy != "" {
+		parts = append(parts, a.Policy)
+	}
+	if a.IOClass != "" {
+		parts = append(parts, fmt.Sprintf("I/O %s %d", a.IOClass, a.IOLevel))
+	}
+	switch {
+	case a.Autogroup == "":
+	case a.AppAutogroup:
+		parts = append(parts, "in the app's autogroup "+a.Autogroup)
+	default:
+		parts = append(parts, fmt.Sprintf("own autogroup %s at nice %d", a.Autogroup, a.AutogroupNice))
+	}
+	s := strings.Join(parts, ", ")
 	if len(a.Pending) > 0 {
 		s += "; pending: " + strings.Join(a.Pending, ", ")
 	}
 	if a.Failed != nil {
-		s += "; failed: " + a.Failed.Error()
+		s += "; failed: " + oneLine(a.Failed.Error())
 	}
 	return s
+}
+
+// oneLine folds a text that spans lines (errors.Join uses "\n") into one.
+func oneLine(s string) string {
+	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " | ")
 }
 
 // A StepError is the failure of a step that Start applies after the child

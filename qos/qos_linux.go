@@ -27,7 +27,8 @@ func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
 	if s == (setting{}) {
 		return cmd.Start()
 	}
-	if a := cmd.SysProcAttr; a != nil && (a.Pdeathsig != 0 || a.Ptrace) {
+	a := cmd.SysProcAttr
+	if a != nil && a.Ptrace {
 		return fmt.Errorf("qos: start %s: %w", cmd.Path, ErrThreadBound)
 	}
 	release, err := o.joinCgroup(cmd, s)
@@ -37,7 +38,12 @@ func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
 	defer release()
 	fork := s
 	fork.idle = false // a SCHED_IDLE thread that forks can starve for seconds
-	if err := runLowered(lowerTo(fork), cmd.Start); err != nil {
+	if a != nil && a.Pdeathsig != 0 {
+		err = startOnSpawner(cmd, fork)
+	} else {
+		err = runLowered(lowerTo(fork), cmd.Start)
+	}
+	if err != nil {
 		return err
 	}
 	o.followUp(cmd, s)

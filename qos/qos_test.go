@@ -138,3 +138,33 @@ func TestBadArguments(t *testing.T) {
 	assert.Equal(t, "Tier(7)", Tier(7).String())
 	assert.True(t, errors.Is(err, ErrTier))
 }
+
+// TestAppliedString: the status reads on one line and says whose autogroup
+// the process is in, so that a nice value beside autogroup nice 0 reads as
+// expected for a child in the app's session.
+func TestAppliedString(t *testing.T) {
+	tests := []struct {
+		name string
+		a    Applied
+		want string
+	}{
+		{"child in the app's session", Applied{Nice: 15, Policy: "SCHED_OTHER", IOClass: "best-effort", IOLevel: 7,
+			Autogroup: "/autogroup-410", AutogroupNice: 0, AppAutogroup: true, IOScheduler: "vda: mq-deadline honours the I/O class only"},
+			"nice 15, SCHED_OTHER, I/O best-effort 7, in the app's autogroup /autogroup-410"},
+		{"child in a session of its own", Applied{Nice: 15, Policy: "SCHED_OTHER", IOClass: "best-effort", IOLevel: 7,
+			Autogroup: "/autogroup-411", AutogroupNice: 15},
+			"nice 15, SCHED_OTHER, I/O best-effort 7, own autogroup /autogroup-411 at nice 15"},
+		{"step pending and failed", Applied{Nice: 19, Policy: "SCHED_OTHER", IOClass: "idle",
+			Autogroup: "/autogroup-412", Pending: []string{"SCHED_IDLE, nice 19"},
+			Failed: errors.Join(&StepError{Pid: 7, Step: "autogroup nice 19", Err: errors.New("EAGAIN")}, errors.New("second"))},
+			"nice 19, SCHED_OTHER, I/O idle 0, own autogroup /autogroup-412 at nice 0; pending: SCHED_IDLE, nice 19; failed: qos: pid 7: autogroup nice 19: EAGAIN | second"},
+		{"Windows", Applied{Policy: "BELOW_NORMAL_PRIORITY_CLASS"}, "nice 0, BELOW_NORMAL_PRIORITY_CLASS"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got := tc.a.String()
+			assert.Equal(t, tc.want, got)
+			assert.NotContains(t, got, "\n", "one line")
+		})
+	}
+}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -35,9 +36,11 @@ type (
 
 var errAgentsClosed = errors.New("composer: the app is quitting")
 
-// agentSet owns the app's agents: it starts them through qos.Start at the
+// agentSet owns the app's agents: it starts them through a qos.Group at the
 // Agent tier, streams their output to the UI loop, and stops them at quit.
-// Its methods are safe for concurrent use (they run in tea.Cmds).
+// The Group makes them end with the app: at quit through its Stop, and on
+// Linux, if the app crashes or is killed, through the parent-death signal
+// it sets. Its methods are safe for concurrent use (they run in tea.Cmds).
 type agentSet struct {
 	mode qos.Mode
 	cmd  string        // the agents' command for sh -c; "" is the stand-in
@@ -47,6 +50,7 @@ type agentSet struct {
 	// wraps to hold a start between its fork and its check for quit.
 	launch func(a *agent, mode qos.Mode) (in *os.File, err error)
 
+	group    qos.Group     // every agent started; stopped by stopAll
 	quit     chan struct{} // closed by stopAll, under mu
 	mu       sync.Mutex    // protects running and the closing of quit
 	running  map[string]*agent
@@ -56,6 +60,7 @@ type agentSet struct {
 // agent is one running command. Its pump goroutine, started by start, waits
 // for the command and its output, and ends; done closes then.
 type agent struct {
+	group *qos.Group // the set's, which starts it
 	chat  string
 	desc  string
 	cmd   *exec.Cmd
@@ -95,7 +100,7 @@ func (s *agentSet) start(chat, command string) agentStartedMsg {
 		msg.err = err
 		return msg
 	}
-	a := &agent{chat: chat, desc: desc, cmd: cmd, out: &output{chat: chat, send: s.send}, done: make(chan struct{})}
+	a := &agent{group: &s.group, chat: chat, desc: desc, cmd: cmd, out: &output{chat: chat, send: s.send}, done: make(chan struct{})}
 	s.mu.Lock()
 	switch {
 	case s.quitting():
@@ -113,6 +118,9 @@ func (s *agentSet) start(chat, command string) agentStartedMsg {
 	}
 	defer s.starting.Done()
 	in, err := s.launch(a, s.mode)
+	if errors.Is(err, qos.ErrGroupStopped) {
+		err = errAgentsClosed // stopAll ran first
+	}
 	if err != nil {
 		s.remove(a)
 		msg.err = err
@@ -168,8 +176,9 @@ func agentCommand(command string, mode qos.Mode) (*exec.Cmd, string, error) {
 // signals to the agent's group do not reach it.
 const outputDrain = 250 * time.Millisecond
 
-// launch starts the command at the Agent tier, its stdout and stderr copied
-// into a.out by os/exec, and returns the write end of its input.
+// launch starts the command at the Agent tier through the set's Group, its
+// stdout and stderr copied into a.out by os/exec, and returns the write end
+// of its input.
 func (a *agent) launch(mode qos.Mode) (in *os.File, err error) {
 	inR, inW, err := os.Pipe()
 	if err != nil {
@@ -179,11 +188,11 @@ func (a *agent) launch(mode qos.Mode) (in *os.File, err error) {
 	// copies it on one goroutine, so a.out.Write is never called concurrently.
 	a.cmd.Stdin, a.cmd.Stdout, a.cmd.Stderr = inR, a.out, a.out
 	a.cmd.WaitDelay = outputDrain
-	err = qos.Start(a.cmd, qos.Agent, mode)
+	err = a.group.Start(a.cmd, qos.Agent, mode)
 	// The child holds its own copy now; ours would keep the pipe open.
 	cerr := inR.Close()
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("qos.Start: %w", err), inW.Close())
+		return nil, errors.Join(fmt.Errorf("qos.Group.Start: %w", err), inW.Close())
 	}
 	if cerr != nil {
 		_ = a.cmd.Process.Kill()
@@ -259,9 +268,16 @@ func (s *agentSet) stop(chat string) {
 	}
 }
 
-// stopAll refuses new agents and stops every running one, in parallel. It
-// also waits for starts under way: one that forked before quit stops its own
-// agent, which stopAll could not see, and the app must not exit before that.
+// stdinGrace is how long stopAll lets agents end on their own once their
+// stdin closed (the stand-in does) before the Group signals them.
+const stdinGrace = 500 * time.Millisecond
+
+// stopAll refuses new agents and stops every one: their stdin closes, then
+// the Group's Stop sends SIGTERM to each agent's process group and SIGKILL
+// to those still there a second later (qos.Group.Stop), all in parallel.
+// Starts under way are stopped too: the Group waits for them, and one that
+// forked before quit stops its own agent, which stopAll waits for. It
+// returns once every agent's goroutine has ended, or after the last grace.
 func (s *agentSet) stopAll() {
 	s.mu.Lock()
 	if !s.quitting() {
@@ -274,12 +290,28 @@ func (s *agentSet) stopAll() {
 		}
 	}
 	s.mu.Unlock()
-	var wg sync.WaitGroup
 	for _, a := range all {
-		wg.Go(a.stop)
+		_ = a.stdin.Close()
 	}
-	wg.Wait()
+	waitAll(all, stdinGrace)
+	ctx, cancel := context.WithTimeout(context.Background(), quitTimeout)
+	defer cancel()
+	_ = s.group.Stop(ctx) // what it could not stop dies with the app (Pdeathsig)
+	waitAll(all, time.Second)
 	s.starting.Wait()
+}
+
+// waitAll waits for every agent's goroutine to end, at most d in all.
+func waitAll(all []*agent, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	for _, a := range all {
+		select {
+		case <-a.done:
+		case <-t.C:
+			return
+		}
+	}
 }
 
 func waitDone(done <-chan struct{}, d time.Duration) bool {

@@ -121,6 +121,21 @@ func TestQuitStopsAgents(t *testing.T) {
 	assert.ErrorContains(t, h.a.agents.start("general", "true").err, "quitting", "no agent starts after quit")
 }
 
+// TestAgentDiesWithApp: agents start with SIGKILL as their parent-death
+// signal (set by qos.Group, which starts them from a thread that lives while
+// they do), so a crash or a SIGKILL of the app does not leave them running;
+// qos's TestAgentsDieWhenAppIsKilled kills such an app for real.
+func TestAgentDiesWithApp(t *testing.T) {
+	h := newHarness(t, testConfig(t.TempDir(), false))
+	msg := h.run(h.m.startAgent("general", "sleep 600")).(agentStartedMsg)
+	require.NoError(t, msg.err)
+	a := h.a.agents.get("general")
+	require.NotNil(t, a)
+	assert.Equal(t, syscall.SIGKILL, a.cmd.SysProcAttr.Pdeathsig, "parent-death signal")
+	assert.True(t, a.cmd.SysProcAttr.Setpgid, "a process group of its own, for Stop")
+	assert.NoError(t, syscall.Kill(msg.pid, 0), "the agent runs while the app does")
+}
+
 // TestQuitStopsAgentStillStarting quits while an agent is between its fork
 // and its check for quit, where stopAll cannot see it: stopAll must still not
 // return before that agent is gone, or the app exits and leaves it running.

@@ -1,0 +1,189 @@
+//go:build linux
+
+package qos
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/flush"
+)
+
+func init() {
+	helpers["group-app"] = groupAppHelper
+}
+
+const groupDirEnv = "QOS_TEST_GROUP_DIR" // where the agents note a SIGTERM
+
+// groupAgents returns the three kinds of agent a Group stops: one in a
+// session of its own that notes its SIGTERM in dir and exits, one in a
+// process group of its own that ignores SIGTERM (and so does the sleep it
+// waits for), and one without a group of its own.
+func groupAgents(dir string) (polite, stubborn, plain *exec.Cmd) {
+	polite = exec.Command("/bin/sh", "-c", `trap 'echo term > "$0"; exit 0' TERM; echo ready; sleep 60 & wait`, filepath.Join(dir, "polite"))
+	polite.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	stubborn = exec.Command("/bin/sh", "-c", `trap '' TERM; echo ready; sleep 60; true`)
+	stubborn.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	plain = exec.Command("/bin/sleep", "60")
+	return polite, stubborn, plain
+}
+
+// startReady starts cmd through g and, for a shell, waits for its "ready":
+// its trap is set.
+func startReady(g *Group, cmd *exec.Cmd) error {
+	var out io.Reader
+	if cmd.Path == "/bin/sh" {
+		r, err := cmd.StdoutPipe()
+		if err != nil {
+			return err
+		}
+		out = r
+	}
+	if err := g.Start(cmd, Agent, ModeUtility); err != nil {
+		return err
+	}
+	if out == nil {
+		return nil
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if line != "ready\n" {
+		return fmt.Errorf("%s said %q: %v", cmd, line, err)
+	}
+	return nil
+}
+
+func TestGroupStop(t *testing.T) {
+	dir := t.TempDir()
+	g := Group{KillAfter: 200 * time.Millisecond}
+	polite, stubborn, plain := groupAgents(dir)
+	shared := polite.SysProcAttr
+	for _, cmd := range []*exec.Cmd{polite, stubborn, plain} {
+		require.NoError(t, startReady(&g, cmd))
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	}
+	assert.Equal(t, syscall.SIGKILL, polite.SysProcAttr.Pdeathsig, "Start sets Pdeathsig")
+	assert.Zero(t, shared.Pdeathsig, "in a copy: the caller's SysProcAttr stays as it was")
+
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	require.NoError(t, g.Stop(ctx))
+	for _, cmd := range []*exec.Cmd{polite, stubborn, plain} {
+		_ = cmd.Wait()
+	}
+	assert.True(t, polite.ProcessState.Success(), "polite: got %v, want exit 0 from its SIGTERM trap", polite.ProcessState)
+	assert.Equal(t, syscall.SIGKILL, signalOf(stubborn), "stubborn: got %v, want SIGKILL", stubborn.ProcessState)
+	assert.Equal(t, syscall.SIGTERM, signalOf(plain), "plain: got %v, want SIGTERM", plain.ProcessState)
+	b, err := os.ReadFile(filepath.Join(dir, "polite"))
+	require.NoError(t, err, "the polite agent's trap must have run")
+	assert.Equal(t, "term\n", string(b))
+
+	late := exec.Command("/bin/true")
+	assert.ErrorIs(t, g.Start(late, Agent, ModeUtility), ErrGroupStopped)
+	assert.Nil(t, late.Process, "nothing starts after Stop")
+	assert.NoError(t, g.Stop(ctx), "a second Stop has nothing left to stop")
+}
+
+func signalOf(cmd *exec.Cmd) syscall.Signal {
+	ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if !ok || !ws.Signaled() {
+		return 0
+	}
+	return ws.Signal()
+}
+
+// TestGroupStopError: the error of a Stop that gave up names the commands
+// still running on one line and wraps the context's error.
+func TestGroupStopError(t *testing.T) {
+	var g Group
+	cmd := exec.Command("/bin/sleep", "60")
+	require.NoError(t, g.Start(cmd, Agent, ModeOff))
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	err := g.pruned(context.DeadlineExceeded)
+	require.Error(t, err)
+	assert.ErrorIs(t, err, context.DeadlineExceeded)
+	want := fmt.Sprintf("qos: stop: 1 commands still running after SIGKILL (pids [%d]): context deadline exceeded", cmd.Process.Pid)
+	assert.Equal(t, want, err.Error())
+	assert.NotContains(t, err.Error(), "\n")
+}
+
+// TestQuitStopsGroupOnSIGTERM: an app (a helper process) with its agents in
+// a Group and group.Stop in its flush hook gets SIGTERM through
+// flush.Hook.Notify: the hook must stop every agent before the app exits,
+// each in the way it allows (SIGTERM, or SIGKILL after KillAfter), and say
+// so in its report.
+func TestQuitStopsGroupOnSIGTERM(t *testing.T) {
+	dir := t.TempDir()
+	app := helperCmd("TestQuitStopsGroupOnSIGTERM", "group-app", groupDirEnv+"="+dir)
+	in, err := app.StdinPipe()
+	require.NoError(t, err)
+	defer in.Close()
+	out, err := app.StdoutPipe()
+	require.NoError(t, err)
+	var stderr bytes.Buffer
+	app.Stderr = &stderr
+	require.NoError(t, app.Start())
+	t.Cleanup(func() { _ = app.Process.Kill(); _ = app.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err, "the app's line of agent pids; stderr: %s", &stderr)
+	var fds []int
+	for _, f := range strings.Fields(line) {
+		pid, err := strconv.Atoi(f)
+		require.NoError(t, err, "app said %q", line)
+		fd, err := unix.PidfdOpen(pid, 0)
+		require.NoError(t, err, "agent %d must run while the app does", pid)
+		t.Cleanup(func() { _ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); _ = unix.Close(fd) })
+		fds = append(fds, fd)
+	}
+	require.Len(t, fds, 3, "app said %q", line)
+
+	require.NoError(t, app.Process.Signal(syscall.SIGTERM))
+	err = app.Wait()
+	var ee *exec.ExitError
+	require.True(t, errors.As(err, &ee), "app: got %v, want an exit status; stderr: %s", err, &stderr)
+	assert.Equal(t, 143, ee.ExitCode(), "exit status; stderr: %s", &stderr)
+	assert.Contains(t, stderr.String(), "flush: terminated: drained 1/1 in ",
+		"the hook's report: group.Stop returned nil, so every agent had exited before the app did")
+	b, err := os.ReadFile(filepath.Join(dir, "polite"))
+	require.NoError(t, err, "the polite agent got SIGTERM, not the parent-death SIGKILL")
+	assert.Equal(t, "term\n", string(b))
+	for _, fd := range fds {
+		assert.True(t, exitsWithin(t, fd, 0), "every agent is gone once the app has exited")
+	}
+}
+
+// groupAppHelper is an app that starts its agents in a Group whose Stop is
+// in its flush hook, prints their pids and waits for a signal.
+func groupAppHelper() int {
+	g := &Group{KillAfter: 300 * time.Millisecond}
+	hook := flush.New(10 * time.Second)
+	hook.Add("agents", flush.Func(g.Stop))
+	hook.Notify()
+	polite, stubborn, plain := groupAgents(os.Getenv(groupDirEnv))
+	var pids []string
+	for _, cmd := range []*exec.Cmd{polite, stubborn, plain} {
+		if err := startReady(g, cmd); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		pids = append(pids, strconv.Itoa(cmd.Process.Pid))
+	}
+	fmt.Println(strings.Join(pids, " "))
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
