@@ -8,9 +8,13 @@
 // encoding and disk I/O run on statefile's writer. At most [Options.Max]
 // places are kept; the least recently set goes first.
 //
-// The file is read lazily: by the first [Store.Get] or [Store.Load], or in
-// the background after the first Set or Forget, behind any saves already
-// queued on that path. Places set before the read win over the file's.
+// The file is read lazily, in the background, behind any saves already
+// queued on that path: the first [Store.Get], Set, Forget or [Store.Load]
+// starts the read. Get never waits for it: until it lands
+// ([Store.Loaded] closes) Get knows only the places set since Open, so a
+// GUI restores a place from the file once Loaded is closed, or reads it
+// with [Store.GetContext] off its main goroutine. Places set before the
+// read win over the file's.
 //
 // # Several windows
 //
@@ -33,8 +37,10 @@
 // hour, and drops any place of that chat set before it. While such a
 // tombstone is kept the file stays, even with no place left. A file that
 // someone else removed forgets nothing: the Store writes its places back.
-// A corrupt one is moved aside by statefile, and the Store writes its
-// places back in its place.
+// A file whose bytes do not parse (another program may still be writing
+// it) is left where it is: the Store keeps its places and does not save
+// over it; its next save, after a Set or Forget, has statefile move those
+// bytes aside first.
 //
 // # The file
 //
@@ -149,8 +155,9 @@ type file interface {
 }
 
 // Store holds the scroll places of up to Max chats. Its methods are safe for
-// concurrent use from any goroutine. Set and Forget never wait on the disk;
-// Get waits for the file's first read only.
+// concurrent use from any goroutine. Set, Forget, Get, Len and Loaded never
+// wait on the disk, so the GUI's main goroutine may call them; Load,
+// GetContext, Flush and Close wait, under a context.
 type Store struct {
 	file  file
 	sched *settle.Scheduler
@@ -180,6 +187,10 @@ type Store struct {
 	// Store watches, and is nil when it does not.
 	gone     map[string]time.Time
 	watchErr error // why the watch could not start
+	// saved holds each chat's place as the last save handed it to
+	// statefile, for Set to tell a scroll back to it (see Set). A chat
+	// that a merge or a Forget changed since is not in it.
+	saved map[string]Anchor
 }
 
 // Open returns the Store for the anchors file at path in st. It does not
@@ -214,15 +225,22 @@ func open(f file, opts Options) *Store {
 // save once Sets settle. A zero a.UpdatedAt means now. An Offset that JSON
 // cannot hold (NaN, ±Inf) is stored as 0, so one bad value never makes the
 // whole file unsavable. If chat is new and Max places are kept already, the
-// least recently set is evicted.
+// least recently set is evicted. A Set with a zero UpdatedAt back to the
+// place the last save wrote for chat (a scroll away and back before the
+// settle) keeps that save's UpdatedAt, so the next save hands statefile the
+// bytes the file holds and writes nothing.
 func (s *Store) Set(chat string, a Anchor) {
 	if math.IsNaN(a.Offset) || math.IsInf(a.Offset, 0) {
 		a.Offset = 0
 	}
-	if a.UpdatedAt.IsZero() {
+	stamp := a.UpdatedAt.IsZero()
+	if stamp {
 		a.UpdatedAt = time.Now().UTC() // UTC: no monotonic reading, equal after a JSON round trip
 	}
 	s.mu.Lock()
+	if sv, ok := s.saved[chat]; ok && stamp && sv.Item == a.Item && sv.Offset == a.Offset {
+		a = sv // back to what the file holds
+	}
 	if e, ok := s.byChat[chat]; ok {
 		e.Value.(*record).Anchor = a
 		s.lru.MoveToBack(e)
@@ -249,7 +267,8 @@ func (s *Store) Forget(chat string) {
 		s.lru.Remove(e)
 		delete(s.byChat, chat)
 	}
-	if s.forgot != nil { // the file may still hold it
+	delete(s.saved, chat) // a place set again is newer than the Forget
+	if s.forgot != nil {  // the file may still hold it
 		s.forgot[chat] = true
 		ok = true
 	}
@@ -264,13 +283,17 @@ func (s *Store) Forget(chat string) {
 	}
 }
 
-// Get returns chat's place and whether there is one. The first Get waits
-// for the file to be read (behind the saves already queued on its path);
-// later ones only read memory. Get does not make chat recently set.
+// Get returns chat's place and whether there is one. It answers from memory
+// at once and never waits on the disk, so it is safe on the GUI goroutine
+// even when the disk hangs. The first Get (like the first Set, Forget or
+// Load) starts the file's read in the background; until that read has
+// landed ([Store.Loaded] is closed), Get knows only the places set since
+// Open and returns false for the others. [Store.GetContext] waits for the
+// read. Get does not make chat recently set.
 func (s *Store) Get(chat string) (Anchor, bool) {
-	_ = s.Load(context.Background())
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.startLocked()
 	e, ok := s.byChat[chat]
 	if !ok {
 		return Anchor{}, false

@@ -84,7 +84,7 @@ func TestReadBack(t *testing.T) {
 			want := places(t, s)
 			require.Len(t, want, 3)
 			again := openDisk(t, tt.finish(t, st, s), path, Options{Max: 4})
-			got, ok := again.Get("chat-3") // the first Get reads the file
+			got, ok := getWait(t, again, "chat-3") // waits for the file's read
 			assert.True(t, ok)
 			assert.Equal(t, "msg-31", got.Item)
 			assert.Equal(t, want, places(t, again), "read back: got, want")
@@ -140,7 +140,7 @@ func TestCorruptFile(t *testing.T) {
 	assert.FileExists(t, ce.Aside, "the bad bytes must be kept aside")
 	require.NoError(t, s.Flush(t.Context()))
 	again := openDisk(t, newStatefile(t), path, Options{})
-	got, ok := again.Get("a")
+	got, ok := getWait(t, again, "a")
 	assert.True(t, ok)
 	assert.Equal(t, "m1", got.Item)
 	assert.NoError(t, again.Load(t.Context()))

@@ -79,7 +79,7 @@ func FuzzOpen(f *testing.F) {
 		require.NoError(t, s.Close(context.Background()), "the Store saves")
 		again, err := Open(st, path, Options{Max: fuzzMax})
 		require.NoError(t, err)
-		a, ok := again.Get("fuzz")
+		a, ok := getWait(t, again, "fuzz")
 		assert.True(t, ok && a.Item == "scrolled after the open", "read back: got %+v, %t", a, ok)
 		require.NoError(t, again.Close(context.Background()))
 	})

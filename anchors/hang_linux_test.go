@@ -53,7 +53,7 @@ func TestHungDisk(t *testing.T) {
 
 	hang.Release()
 	require.NoError(t, s.Flush(t.Context()))
-	got, ok := fresh.Get("c1")
+	got, ok := getWait(t, fresh, "c1")
 	assert.True(t, ok)
 	assert.Equal(t, "last", got.Item, "the fresh Store reads what was queued before its read")
 }
@@ -74,4 +74,44 @@ func mustNotBlock(t *testing.T, edit func()) {
 	case <-timeout.C:
 		t.Fatal("Set blocked while the disk hung")
 	}
+}
+
+// TestHungReadGUIMethods: the file's first read never returns (its close(2)
+// hangs on the FUSE mount, as on a dead network home directory). Every
+// method documented as safe on the GUI goroutine (Get, Set, Forget, Len,
+// Loaded) returns at once; Get answers false for the file's place until
+// the read lands. Once the disk answers, Loaded closes and Get has it.
+func TestHungReadGUIMethods(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	path := filepath.Join(fsys.Dir(), "anchors.json")
+	seed := openDisk(t, newStatefile(t), path, Options{})
+	seed.Set("c1", Anchor{Item: "from the file"})
+	require.NoError(t, seed.Close(t.Context()))
+	hang := fsys.Hang(faultfs.Close, faultfs.Base("anchors.json"))
+	t.Cleanup(hang.Release) // runs before the statefile.Store's Close
+
+	s := openDisk(t, newStatefile(t), path, Options{Watch: true})
+	var got bool
+	mustNotBlock(t, func() {
+		_, got = s.Get("c1") // starts the read
+		<-hang.Blocked()     // the read is inside close(2) now
+		_, got = s.Get("c1")
+		s.Set("c2", Anchor{Item: "mine"})
+		s.Forget("c3")
+		_ = s.Len()
+		_ = s.Loaded()
+		_, got = s.Get("c1")
+	})
+	assert.False(t, got, "Get of the unread file's place: got one")
+	select {
+	case <-s.Loaded():
+		t.Fatal("Loaded closed while the read hangs")
+	default:
+	}
+
+	hang.Release()
+	a, ok := getWait(t, s, "c1")
+	assert.True(t, ok && a.Item == "from the file", "after the disk answered: got %+v, %t", a, ok)
+	a, ok = s.Get("c2")
+	assert.True(t, ok && a.Item == "mine", "a place set during the hang: got %+v, %t", a, ok)
 }

@@ -93,8 +93,9 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 // start (the Store then works without it). Every call returns the same
 // error, or ctx's if it ended first.
 //
-// Load is optional: Get loads on first use. Call it early, off the GUI
-// goroutine, to have the places ready and to log the error.
+// Load is optional: Get starts the read without waiting for it. Call Load
+// early, off the GUI goroutine, to have the places ready and to log the
+// error.
 func (s *Store) Load(ctx context.Context) error {
 	s.mu.Lock()
 	s.startLocked()
@@ -111,6 +112,31 @@ func (s *Store) Load(ctx context.Context) error {
 	}
 	return s.readErr
 }
+
+// GetContext is [Store.Get] for callers that can wait: it first waits for
+// the file's read, behind the saves already queued on its path, until ctx
+// ends. It returns an error wrapping ctx's only when ctx ended first, and
+// then answers like Get; what the read met is [Store.Load]'s to report.
+func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, error) {
+	s.mu.Lock()
+	s.startLocked()
+	s.mu.Unlock()
+	var err error
+	select {
+	case <-s.loadDone:
+	case <-ctx.Done():
+		err = fmt.Errorf("anchors: %s not read yet: %w", s.file.Path(), ctx.Err())
+	}
+	a, ok := s.Get(chat)
+	return a, ok, err
+}
+
+// Loaded returns a channel that is closed once the file's read has landed
+// and its places are merged: from then on Get answers for every place. It
+// does not start the read (Get, Set, Forget and Load do). A GUI can wait
+// on it off its main goroutine and then redraw, for instance to restore a
+// scroll place that Get did not know yet.
+func (s *Store) Loaded() <-chan struct{} { return s.loadDone }
 
 // save is the scheduler's callback (Close's last one included), and also
 // runs from read; saveMu keeps the two from overlapping. It hands statefile
@@ -132,9 +158,13 @@ func (s *Store) save() {
 		return
 	}
 	recs := make([]record, 0, s.lru.Len())
+	saved := make(map[string]Anchor, s.lru.Len())
 	for e := s.lru.Front(); e != nil; e = e.Next() {
-		recs = append(recs, *e.Value.(*record))
+		r := *e.Value.(*record)
+		recs = append(recs, r)
+		saved[r.Chat] = r.Anchor
 	}
+	s.saved = saved
 	s.pruneLocked(time.Now())
 	var gone map[string]time.Time
 	if len(s.gone) > 0 {

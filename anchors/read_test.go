@@ -23,7 +23,7 @@ func TestFirstGetReadsOnce(t *testing.T) {
 		s := openFake(t, f, Options{})
 		synctest.Wait()
 		assert.Zero(t, f.Loads(), "Open must not read the file")
-		got, ok := s.Get("y")
+		got, ok := getWait(t, s, "y")
 		assert.True(t, ok)
 		assert.Equal(t, "disk-y", got.Item)
 		_, _ = s.Get("x")
@@ -82,7 +82,7 @@ func TestMaxAppliesToFile(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(disk("a", "b", "c", "d", "e"))
 		s := openFake(t, f, Options{Max: 3})
-		_, ok := s.Get("a")
+		_, ok := getWait(t, s, "a")
 		assert.False(t, ok, "the oldest places beyond Max are dropped at the read")
 		assert.Equal(t, 3, s.Len())
 		synctest.Wait()

@@ -85,6 +85,7 @@ func (s *Store) merge(data fileData, now time.Time) (chats []string, resave bool
 			s.byChat[chat] = s.lru.PushBack(&record{Chat: chat, Anchor: a})
 		}
 		delete(s.gone, chat)
+		delete(s.saved, chat) // their place: a scroll back to ours is a new Set
 		adopted = true
 	}
 	s.forgetLocked(data.Forgotten, now)
@@ -119,6 +120,7 @@ func (s *Store) forgetLocked(forgotten map[string]time.Time, now time.Time) (dro
 			}
 			s.lru.Remove(e)
 			delete(s.byChat, chat)
+			delete(s.saved, chat)
 			dropped = true
 		}
 		if was, ok := s.gone[chat]; !ok || at.After(was) {

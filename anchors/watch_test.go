@@ -203,12 +203,11 @@ func TestMergeRules(t *testing.T) {
 			save:  []string{"a=mine"},
 		},
 		{
-			name:  "a corrupt file is replaced by memory",
+			name:  "a corrupt file left in place is not saved over",
 			local: func(s *Store, now time.Time) { s.Set("a", pl("mine", now)) },
 			file:  func(time.Time) fileData { return fileData{} },
-			err:   &statefile.CorruptError{Path: "/state/anchors.json", Aside: "/x.corrupt", Err: errors.New("bad")},
+			err:   &statefile.CorruptError{Path: "/state/anchors.json", Err: errors.New("bad")},
 			want:  []string{"a=mine"},
-			save:  []string{"a=mine"},
 		},
 		{
 			name:  "an unreadable file changes nothing",

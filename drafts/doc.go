@@ -31,8 +31,10 @@
 // tombstone is kept the file stays, even with no draft left; a save or an
 // Open after the hour removes it. A file that someone else removed (a Store
 // that does not watch, a person) deletes nothing: the Store writes its
-// drafts back. A corrupt one is moved aside by statefile, and the Store
-// writes its drafts back in its place.
+// drafts back. A file whose bytes do not parse (another program may still
+// be writing it) is left where it is: the Store keeps its drafts and does
+// not save over it; its next save, after an edit, has statefile move those
+// bytes aside first.
 //
 // # The file
 //

@@ -58,7 +58,7 @@ type Store struct {
 	onChange  func(tabs []string) // Options.OnChange; nil: none
 	stopWatch func()              // ends the watch; nil when not watching. Set by open only.
 
-	mu sync.Mutex // protects drafts, gone and lost
+	mu sync.Mutex // protects drafts, gone, saved and lost
 	// drafts is the current state. Its Attachments slices are never changed
 	// in place (Put stores a copy), so a shallow maps.Clone shares nothing
 	// the writer could see change.
@@ -67,6 +67,10 @@ type Store struct {
 	// Store watches, and is nil when it does not.
 	gone map[string]time.Time
 	lost error // why the last save could not be queued (statefile.ErrClosed)
+	// saved holds each tab's draft as the last save handed it to
+	// statefile, for Set to tell an undone edit (see Set). A tab whose
+	// draft a merge or a delete changed since is not in it.
+	saved map[string]Draft
 }
 
 // Open opens the drafts file at path in st and reads it once, after any
@@ -142,8 +146,11 @@ func open(ctx context.Context, f file, opts Options) (*Store, error) {
 
 // Set sets tab's draft text, keeping its attachments, and stamps UpdatedAt.
 // A draft left with no text and no attachments is deleted. Setting the text
-// a draft already has changes nothing. Set returns at once: the save is
-// queued later (see the package documentation).
+// a draft already has changes nothing. Setting it back to the text the last
+// save wrote (an edit undone before the settle) restores that save's
+// UpdatedAt too, so the next save hands statefile the bytes the file holds
+// and writes nothing. Set returns at once: the save is queued later (see
+// the package documentation).
 func (s *Store) Set(tab, text string) {
 	s.mu.Lock()
 	d, ok := s.drafts[tab]
@@ -153,6 +160,9 @@ func (s *Store) Set(tab, text string) {
 	}
 	d.Text = text
 	d.UpdatedAt = time.Time{}
+	if sv, ok := s.saved[tab]; ok && sv.Text == text && slices.Equal(sv.Attachments, d.Attachments) {
+		d = sv // undone: the draft is what the file holds
+	}
 	s.putLocked(tab, d)
 	s.mu.Unlock()
 	s.sched.Mark()
@@ -202,6 +212,7 @@ func (s *Store) deleteLocked(tab string, at time.Time) bool {
 		return false
 	}
 	delete(s.drafts, tab)
+	delete(s.saved, tab) // a draft set again is newer than the delete
 	if s.gone != nil {
 		s.gone[tab] = at
 	}
@@ -247,6 +258,7 @@ func (s *Store) save() {
 	}
 	s.mu.Lock()
 	s.lost = err
+	s.saved = maps.Clone(snap.Drafts) // its own: deletes must not touch what statefile encodes
 	s.mu.Unlock()
 }
 

@@ -73,3 +73,34 @@ func mustNotBlock(t *testing.T, edit func()) {
 		t.Fatal("Set blocked while the disk hung")
 	}
 }
+
+// TestHungDiskGUIMethods: while the drafts file's fsync never returns and
+// a watch is on, every method documented as never touching the disk (Set,
+// Put, Delete, Get, Tabs) returns at once.
+func TestHungDiskGUIMethods(t *testing.T) {
+	fsys := faultfs.MountT(t)
+	path := filepath.Join(fsys.Dir(), "drafts.json")
+	st := newStatefile(t)
+	s, err := Open(st, path, Options{Watch: true})
+	require.NoError(t, err)
+	t.Cleanup(func() { s.sched.Stop() })
+	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("drafts.json"))
+	t.Cleanup(hang.Release) // runs before the statefile.Store's Close
+
+	s.Set("a", "first")
+	require.True(t, s.sched.Flush(), "queue the save")
+	<-hang.Blocked() // statefile's writer is inside fsync(2) now
+
+	var tabs []string
+	mustNotBlock(t, func() {
+		s.Put("b", Draft{Text: "put", Attachments: []string{"/x.png"}})
+		s.Set("a", "second")
+		s.Delete("b")
+		_, _ = s.Get("a")
+		tabs = s.Tabs()
+		require.True(t, s.sched.Flush(), "a save queued while the disk hangs")
+	})
+	assert.Equal(t, []string{"a"}, tabs)
+	hang.Release()
+	require.NoError(t, s.Close(t.Context()))
+}

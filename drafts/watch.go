@@ -59,6 +59,7 @@ func (s *Store) merge(data fileData, now time.Time) (tabs []string, resave bool)
 		}
 		s.drafts[tab] = d
 		delete(s.gone, tab)
+		delete(s.saved, tab) // their draft: an edit back to ours is a new edit
 	}
 	for tab, at := range data.Deleted {
 		if expired(at, now) {
@@ -69,6 +70,7 @@ func (s *Store) merge(data fileData, now time.Time) (tabs []string, resave bool)
 				continue // edited here after their delete
 			}
 			delete(s.drafts, tab)
+			delete(s.saved, tab)
 		}
 		if was, ok := s.gone[tab]; !ok || at.After(was) {
 			s.gone[tab] = at

@@ -132,3 +132,42 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 	assert.Equal(t, map[string]string{"t2": "A edits B's tab", "t3": "last"}, file.texts(), "the file: got, want")
 	assert.Contains(t, file.Deleted, "t1", "the file keeps t1's tombstone")
 }
+
+// TestCorruptFileOnDiskNotSavedOver: another program leaves bytes that do
+// not parse. The watching window hears of it (a corrupt report, after
+// statefile's wait for a slow writer), keeps its drafts, and neither saves
+// over the bytes nor moves them; its next edit's save moves them aside
+// before it writes, so nothing is lost.
+func TestCorruptFileOnDiskNotSavedOver(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "drafts.json")
+	w := openWindow(t, path)
+	w.s.Set("t1", "mine")
+	require.NoError(t, w.s.Flush(t.Context()))
+
+	require.NoError(t, os.WriteFile(path, []byte(`{"drafts":`), 0o600))
+	got := next(t, w.raw, "the corrupt report")
+	assert.Contains(t, got["error"], "left in place", "the delivery: got %v", got)
+	require.NoError(t, w.s.Flush(t.Context()))
+	raw, err := os.ReadFile(path)
+	require.NoError(t, err)
+	assert.Equal(t, `{"drafts":`, string(raw), "the bytes another program left")
+	d, _ := w.s.Get("t1")
+	assert.Equal(t, "mine", d.Text, "memory kept")
+
+	w.s.Set("t1", "mine, edited")
+	require.NoError(t, w.s.Flush(t.Context()))
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	var aside []string
+	for _, e := range entries {
+		if e.Name() != "drafts.json" {
+			aside = append(aside, e.Name())
+		}
+	}
+	if assert.Len(t, aside, 1, "the edit's save moves the corrupt bytes aside first: %v", aside) {
+		kept, err := os.ReadFile(filepath.Join(dir, aside[0]))
+		require.NoError(t, err)
+		assert.Equal(t, `{"drafts":`, string(kept))
+	}
+}

@@ -22,26 +22,41 @@ func (q *queue) run(o op) error {
 	switch {
 	case err != nil:
 	case o.kind == opSave:
-		start := time.Now()
-		var data []byte
-		data, err = q.slot.encode()
-		tr.Encode = time.Since(start)
-		tr.Bytes = len(data)
-		if err == nil {
-			// Again: a Load in a MarshalJSON may have found the file
-			// corrupt and failed to move it aside (see File.Load).
-			err = q.retryQuarantine()
-		}
-		if err == nil {
-			err = s.commit(q.path, data, &tr)
-			q.noteCommit(data, err)
-		}
+		err = q.runSave(&tr)
 	default:
 		err = s.commit(q.path, nil, &tr)
 		q.noteCommit(nil, err)
+		q.noteWrite(nil, err)
+	}
+	if err != nil {
+		q.last = lastWrite{}
 	}
 	tr.Err = err
 	s.trace(tr)
+	return err
+}
+
+// runSave encodes the writer's value and commits it, unless the file holds
+// those bytes already (unchanged.go).
+func (q *queue) runSave(tr *SaveTrace) error {
+	start := time.Now()
+	data, err := q.slot.encode()
+	tr.Encode = time.Since(start)
+	tr.Bytes = len(data)
+	if err == nil {
+		// Again: a Load in a MarshalJSON may have found the file
+		// corrupt and failed to move it aside (see File.Load).
+		err = q.retryQuarantine()
+	}
+	switch {
+	case err != nil:
+	case q.unchanged(data):
+		tr.Unchanged = true // no write, no fsync
+	default:
+		err = q.s.commit(q.path, data, tr)
+		q.noteCommit(data, err)
+		q.noteWrite(data, err)
+	}
 	return err
 }
 

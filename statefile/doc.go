@@ -19,6 +19,10 @@
 //     it. Different paths are written in parallel, at most
 //     [Options.MaxParallel] at once, not counting writers stuck in one step
 //     for over a second (a hung disk must not stop every path).
+//   - A save whose encoded bytes equal what this Store last wrote to the
+//     path, while the file still holds them (one lstat(2): same inode,
+//     size and timestamps), writes nothing and fsyncs nothing; its
+//     [SaveTrace] says Unchanged.
 //   - Load waits for the saves queued before it, then reads, so a Load
 //     right after a Save sees that value. New saves cannot starve it.
 //     Called from the path's own writer (a MarshalJSON, OnError, Trace),
@@ -26,7 +30,10 @@
 //     neither waits for itself.
 //   - A file that does not parse is renamed aside to
 //     "<name>.corrupt-<UTC time>", never deleted; Load returns the zero
-//     value and an error matching [ErrCorrupt].
+//     value and an error matching [ErrCorrupt]. Only Load, and a save
+//     about to replace unparsable bytes nobody has moved, rename it. A
+//     watch never moves a file: it reports bytes that stay unparsable for
+//     2 s and leaves them in place (see [File.Watch]).
 //   - Durable saves (the default) write a temp file in the same directory,
 //     fsync it, rename it over the destination and fsync the directory.
 //     Without the last step the rename itself can be lost in a power cut
@@ -36,9 +43,16 @@
 //     the directory is also needed."). No anchor we studied (Chromium's
 //     ImportantFileWriter, Firefox's JSONFile, AndroidX DataStore,
 //     renameio) does that step.
-//   - Temp files left by a crash are swept when a path is first opened.
-//     A save holds its temp file locked until the rename, so the sweep
-//     leaves alone a save in flight in another process or Store.
+//   - Temp files left by a crash are swept when a path is first opened
+//     (each directory is read once per Store), taking only names of
+//     renameio's exact shape for that path and not a sibling's. A save
+//     holds its temp file locked until the rename, and holds a shared lock
+//     on the directory from the temp file's creation to that claim, so the
+//     sweep leaves alone a save in flight in another process or Store. On a
+//     filesystem without flock(2) (ENOLCK, EOPNOTSUPP or ENOSYS: some SMB,
+//     NFS, 9p and FUSE mounts) saves work unclaimed, and the sweep removes
+//     nothing, as it cannot tell a live save's temp file from a dead one;
+//     crash leftovers (".<name><digits>") stay there.
 //   - [File.Watch] reports changes made by anyone but this Store (another
 //     process, an editor), coalesced, never echoing the Store's own saves.
 //     [Options.Exclusive] makes a Store the only writer of its paths

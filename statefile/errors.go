@@ -13,8 +13,9 @@ var (
 	ErrClosed = errors.New("statefile: store closed")
 
 	// ErrCorrupt is matched (with errors.Is) by the error Load returns when
-	// the file exists but does not parse as the File's type. The file has
-	// then been renamed aside, never deleted: see [CorruptError].
+	// the file exists but does not parse as the File's type, and by a
+	// watch's report of such a file. The bytes are never deleted: see
+	// [CorruptError] for where they are.
 	ErrCorrupt = errors.New("statefile: corrupt file")
 
 	// ErrReentrant is matched by the error of a Flush called on a path's
@@ -29,16 +30,19 @@ var (
 )
 
 // CorruptError reports a file that did not parse. errors.Is(err, ErrCorrupt)
-// holds for it, and Unwrap returns the decoding error.
+// holds for it, and Unwrap returns the decoding error. Load moves the bytes
+// aside and names where in Aside; a watch ([File.Watch]) never moves them,
+// and neither does a Load whose move failed: Aside is then empty, the bytes
+// are still at Path, and the error's text says "left in place".
 type CorruptError struct {
 	Path  string // the state file
-	Aside string // where its bytes were moved; empty if the move failed
-	Err   error  // the decoding error (or the move's error)
+	Aside string // where its bytes were moved; empty if they are still at Path
+	Err   error  // the decoding error (joined with the move's error if it failed)
 }
 
 func (e *CorruptError) Error() string {
 	if e.Aside == "" {
-		return "statefile: corrupt file " + e.Path + ": " + e.Err.Error()
+		return "statefile: corrupt file " + e.Path + " left in place: " + e.Err.Error()
 	}
 	return "statefile: corrupt file " + e.Path + " moved to " + e.Aside + ": " + e.Err.Error()
 }
@@ -46,16 +50,18 @@ func (e *CorruptError) Error() string {
 func (e *CorruptError) Unwrap() error        { return e.Err }
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
-// NotDrainedError is returned by Flush and Close when a save queued before
-// the call did not reach the disk: either the context ended first (the path
-// is in Pending and Err is the context's error), or the Flush ran on a
-// writer that could not wait for the path (it is in Pending and Err is
-// [ErrReentrant]), or the save failed (the path is in Failed with its
-// error). The writers keep going after a Flush gives up; nothing queued is
-// dropped.
+// NotDrainedError is returned by Flush and Close when a path's newest
+// state queued before the call is not on disk: either the context ended
+// first (the path is in Pending and Err is the context's error), or the
+// Flush ran on a writer that could not wait for the path (it is in Pending
+// and Err is [ErrReentrant]), or the path's newest save or remove failed
+// (the path is in Failed with its error). A failed save that a later save
+// or remove of the same path superseded by succeeding is not in Failed:
+// the file holds the newest state. The writers keep going after a Flush
+// gives up; nothing queued is dropped.
 type NotDrainedError struct {
 	Pending []string         // paths still being written when the Flush returned, sorted
-	Failed  map[string]error // paths with a failed save, remove or encode, each with its latest error: see [Store.Flush]
+	Failed  map[string]error // paths whose newest save, remove or encode failed, each with its error: see [Store.Flush]
 	Err     error            // why Pending is not empty (ctx.Err(), ErrReentrant, or both joined), else nil
 }
 

@@ -4,6 +4,7 @@ package statefile
 
 import (
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 
@@ -19,11 +20,20 @@ func openLockFile(name string, perm fs.FileMode) (*os.File, error) {
 
 // tryLock takes an exclusive flock(2) without waiting. flock locks belong
 // to the open file description, so a second Store in the same process
-// (another open of the file) is refused like another process.
+// (another open of the file) is refused like another process. Some
+// network and FUSE filesystems refuse locks with ENOLCK, EOPNOTSUPP or
+// ENOSYS (a FUSE server's answer to FUSE_SETLK reaches flock(2) as is:
+// fuse_setlk in fs/fuse/file.c); the error then matches
+// errors.ErrUnsupported as well as the errno.
 func tryLock(f *os.File) error {
 	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-	if errors.Is(err, unix.EWOULDBLOCK) {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, unix.EWOULDBLOCK):
 		return errHeld
+	case errors.Is(err, unix.ENOLCK), errors.Is(err, unix.EOPNOTSUPP), errors.Is(err, unix.ENOSYS):
+		return fmt.Errorf("%w: flock: %w", errors.ErrUnsupported, err)
 	}
 	return err
 }

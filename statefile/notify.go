@@ -81,6 +81,9 @@ type watchReg struct {
 	sub  subscriber
 	dir  string
 	once sync.Once
+	// ends are what the stop waits for: the loop's end (the Store's last
+	// watch) and fn's return. Set inside once.
+	ends []<-chan struct{}
 }
 
 func startDirWatcher(s *Store, n notifier) *dirWatcher {
@@ -159,21 +162,6 @@ func (s *Store) addDir(n notifier, dir string) error {
 	return err
 }
 
-// stop ends the watch: after it returns, fn is not running and is never
-// called again. A second call does nothing.
-func (r *watchReg) stop() {
-	r.once.Do(func() {
-		s := r.q.s
-		s.watchMu.Lock()
-		ended := s.dropLocked(r)
-		s.watchMu.Unlock()
-		if ended != nil {
-			<-ended
-		}
-		r.sub.stop()
-	})
-}
-
 // dropLocked unregisters reg with s.watchMu held. It removes reg's
 // directory from the notifier when reg was the last watch in it, and closes
 // the notifier when reg was the Store's last watch; it then returns the
@@ -197,23 +185,6 @@ func (s *Store) dropLocked(reg *watchReg) (ended <-chan struct{}) {
 		reg.dw.n.Remove(reg.dir) //nolint:errcheck
 	}
 	return nil
-}
-
-// stopWatches stops every live watch of s (Store.Close).
-func (s *Store) stopWatches() {
-	s.watchMu.Lock()
-	var regs []*watchReg
-	if dw := s.watcher; dw != nil {
-		dw.mu.Lock()
-		for r := range dw.regs {
-			regs = append(regs, r)
-		}
-		dw.mu.Unlock()
-	}
-	s.watchMu.Unlock()
-	for _, r := range regs {
-		r.stop()
-	}
 }
 
 // register adds reg and reports whether its directory is new to dw.

@@ -3,6 +3,7 @@ package statefile
 import (
 	"context"
 	"errors"
+	"slices"
 	"sync"
 	"time"
 )
@@ -32,7 +33,7 @@ type queue struct {
 	reads      []*readReq    // Loads waiting, in seq order
 	sweep      bool          // crash leftovers not yet swept
 	scheduled  bool          // on the ready list or held by a worker
-	failed     error         // the latest failure
+	failed     error         // the error of the latest op that finished: nil once one succeeded
 	fails      uint64        // failures so far
 	reported   uint64        // the value of fails that Flushes have reported up to
 	progress   chan struct{} // closed when done moves; made by waiters
@@ -43,7 +44,14 @@ type queue struct {
 	known       knownState   // writer only: the states a watch check takes as not news
 	lock        *fileLock    // Exclusive: the path's lock; set before q is published
 
-	corruptInPlace bool // writer only: a corrupt file that could not be moved aside is still at path
+	last           lastWrite // writer only: this Store's last write to path (unchanged.go)
+	corruptInPlace bool      // writer only: unparsable bytes nobody moved aside are at path (a failed move, or a watch's check)
+
+	// Unparsable bytes a watch's check found (watchcheck.go).
+	bad     seen        // writer only: their content...
+	badSeen bool        // writer only: ...when set
+	badAt   time.Time   // writer only: when a check first found them
+	recheck *time.Timer // the check armed for corruptQuiet after badAt; guarded by mu
 }
 
 // readReq is a Load (or a watch check) waiting for the saves queued before it.
@@ -158,8 +166,8 @@ func (q *queue) finish(o op, err error) {
 	}
 	q.mu.Lock()
 	q.done = o.seq
+	q.failed = err // a success supersedes an earlier failure: the newest state is on disk
 	if err != nil {
-		q.failed = err
 		q.fails++
 	}
 	if q.progress != nil {
@@ -195,15 +203,18 @@ func (q *queue) wait(ctx context.Context, target uint64) bool {
 }
 
 // collectFailure adds q's failure to nd if the Flush that took m must
-// report it: a failure is reported by every Flush waiting when it happened,
-// and one that happened while none waited by every Flush that starts before
-// one of them reports it. So two Flushes at once both see it, and the Flush
-// after them does not see it again.
+// report it. Only a path whose newest op failed has one: a failure that a
+// later save or remove of the path superseded by succeeding is not
+// reported (it went to OnError and Logger when it happened). A failure is
+// reported by every Flush waiting when it happened, and one that happened
+// while none waited by every Flush that starts before one of them reports
+// it. So two Flushes at once both see it, and the Flush after them does
+// not see it again.
 func (q *queue) collectFailure(nd *NotDrainedError, m flushMark) {
 	q.mu.Lock()
-	report := q.fails > m.fails || m.fails > m.reported
 	err := q.failed
-	if report {
+	report := err != nil && (q.fails > m.fails || m.fails > m.reported)
+	if report || err == nil {
 		q.reported = max(q.reported, q.fails)
 	}
 	q.mu.Unlock()
@@ -248,9 +259,12 @@ func (q *queue) doneUpTo(target uint64) bool {
 	return q.done >= target
 }
 
-// addPending records a path that did not drain, and why.
+// addPending records a path that did not drain, and why. A path is listed
+// once (Close may find it pending in its watch and in its queue).
 func (nd *NotDrainedError) addPending(path string, why error) {
-	nd.Pending = append(nd.Pending, path)
+	if !slices.Contains(nd.Pending, path) {
+		nd.Pending = append(nd.Pending, path)
+	}
 	switch {
 	case nd.Err == nil:
 		nd.Err = why

@@ -60,12 +60,20 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 }
 
 // newTemp creates the temp file and claims it (tempclaim.go) so a sweep by
-// another Store leaves it alone; it makes a new one if a sweep took it.
+// another Store leaves it alone. It holds the directory's shared lock from
+// before the creation to the claim (dirlock_unix.go), so no sweep can take
+// the file in between; should one still (a filesystem that locks files but
+// not directories), it makes a new one.
 func (s *Store) newTemp(path, dir string) (*renameio.PendingFile, *os.File, error) {
+	dl := lockDirShared(dir)
+	defer dl.release()
 	for range claimRetries {
 		pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
 		if err != nil {
 			return nil, nil, err
+		}
+		if s.tempCreated != nil {
+			s.tempCreated(pf.Name())
 		}
 		claim, err := claimTemp(pf.Name(), pf.File)
 		if err == nil {

@@ -25,18 +25,22 @@ type Store struct {
 	readFile func(string) ([]byte, error)
 	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
 
+	tempCreated func(name string)                   // if set, called between a temp file's creation and its claim (tests)
+	readDir     func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
+
 	newNotifier func() (notifier, error) // fsnotify; tests replace it
 	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
 	watcher     *dirWatcher              // nil while nothing is watched
 	lockMu      sync.Mutex               // Exclusive: serializes Opens, which may take a lock
 
-	mu        sync.Mutex           // protects the fields below
-	files     map[string]*queue    // by absolute, clean path
-	ready     []*queue             // queues with work that no worker holds
-	workers   int                  // running worker goroutines: ≤ MaxParallel, plus at most as many more for stuck ones
-	stepping  map[*worker]struct{} // workers inside a step
-	parked    int                  // workers in stepping waiting for another path (reentry.go); they do not count against MaxParallel
-	rechecked bool                 // a recheck timer is armed (see schedule)
+	mu        sync.Mutex             // protects the fields below
+	files     map[string]*queue      // by absolute, clean path
+	ready     []*queue               // queues with work that no worker holds
+	workers   int                    // running worker goroutines: ≤ MaxParallel, plus at most as many more for stuck ones
+	stepping  map[*worker]struct{}   // workers inside a step
+	parked    int                    // workers in stepping waiting for another path (reentry.go); they do not count against MaxParallel
+	rechecked bool                   // a recheck timer is armed (see schedule)
+	dirs      map[string]*dirListing // the sweep's one read of each directory (sweep.go)
 }
 
 // worker is one writer goroutine's state, guarded by Store.mu.
@@ -65,7 +69,9 @@ func NewStore(opts Options) *Store {
 		opts:     opts,
 		files:    make(map[string]*queue),
 		stepping: make(map[*worker]struct{}),
+		dirs:     make(map[string]*dirListing),
 		readFile: os.ReadFile,
+		readDir:  os.ReadDir,
 		stat:     os.Stat,
 
 		newNotifier: newFSNotifier,
@@ -82,7 +88,8 @@ func NewStore(opts Options) *Store {
 // [filepath.Abs] and [filepath.Clean]) in one Store share one queue, so
 // their saves keep call order between them; they must use the same type T.
 // The first Open of a path queues a sweep of temp files that an earlier
-// crash left beside it. Open does no disk I/O on the caller, except the
+// crash left beside it; the Store reads each directory once for those
+// sweeps, at the first of them. Open does no disk I/O on the caller, except the
 // first Open of a path in an [Options.Exclusive] Store, which takes the
 // path's lock there and returns a [*LockedError] when another Store holds
 // it.
@@ -127,15 +134,25 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 
 // Flush waits until every save and remove queued on any path before the
 // call has reached the disk (or failed). It returns nil when all drained and
-// none failed. A failure is reported to every Flush that was waiting when it
-// happened or, if none was, to the next Flush (and any that start before
-// one of them has taken it); later Flushes do not report it again. When ctx
+// each path's newest state is on disk. A path whose newest save or remove
+// failed is in the error's Failed; a failure that a later save or remove of
+// the path superseded by succeeding is not (OnError and Logger had it). A
+// failure is reported to every Flush that was waiting when it happened or,
+// if none was, to the next Flush (and any that start before one of them
+// has taken it); later Flushes do not report it again. When ctx
 // ends first it returns at once with a [*NotDrainedError] naming the paths
 // still pending, and errors.Is(err, ctx.Err()) holds. The writers keep
 // going. Called on a writer (from [Options.OnError] or [Options.Trace]),
 // it does not wait for what that writer cannot finish first: see
 // [ErrReentrant].
 func (s *Store) Flush(ctx context.Context) error {
+	nd := &NotDrainedError{}
+	s.flushAll(ctx, nd)
+	return nd.orNil()
+}
+
+// flushAll is Flush, recording in nd.
+func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError) {
 	s.mu.Lock()
 	qs := make([]*queue, 0, len(s.files))
 	for _, q := range s.files {
@@ -146,13 +163,11 @@ func (s *Store) Flush(ctx context.Context) error {
 	for i, q := range qs {
 		marks[i] = q.mark()
 	}
-	nd := &NotDrainedError{}
 	w := s.callerWriter()
 	for i, q := range qs {
 		s.flushOne(ctx, nd, q, marks[i], w)
 	}
 	slices.Sort(nd.Pending)
-	return nd.orNil()
 }
 
 // Close flushes like [Store.Flush] and then refuses new work: Save, Remove,
@@ -160,11 +175,16 @@ func (s *Store) Flush(ctx context.Context) error {
 // Close are never dropped, even when Close returns early because ctx ended.
 // A second Close returns nil.
 //
-// Close first stops every watch ([File.Watch]), waiting for a call of a
-// watch's fn in progress, so it must not be called from one. With
-// [Options.Exclusive], it releases the lock of each path whose saves are
-// done before it returns; a Close that gave up on ctx leaves the pending
-// paths locked until their writers finish them.
+// Close first stops every watch ([File.Watch]): no fn is called after
+// Close returns, and Close waits for a call of fn in progress (which may
+// itself wait on the disk, through Load or Flush) only until ctx ends. The
+// path of a watch whose fn was still running then is reported in the
+// error's Pending, with ctx's error, like a save that did not drain; the
+// fn finishes on its own goroutine. Called from a watch's fn, Close waits
+// for that fn until ctx ends. With [Options.Exclusive], it releases the
+// lock of each path whose saves are done before it returns; a Close that
+// gave up on ctx leaves the pending paths locked until their writers
+// finish them.
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closed.Swap(true)
@@ -172,10 +192,11 @@ func (s *Store) Close(ctx context.Context) error {
 	if already {
 		return nil
 	}
-	s.stopWatches()
-	err := s.Flush(ctx)
+	nd := &NotDrainedError{}
+	s.stopWatches(ctx, nd)
+	s.flushAll(ctx, nd)
 	s.releaseDrainedLocks()
-	return err
+	return nd.orNil()
 }
 
 // schedule puts q on the ready list and starts a worker if fewer than

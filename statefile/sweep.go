@@ -6,41 +6,136 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 )
 
 // sweepTemps removes the temp files a crash left beside path: renameio
-// names them "." + base + decimal digits (Windows: os.CreateTemp, the same
-// shape). It runs on the path's writer before the path's first save, so it
-// never races with this Store's own temp files, and it skips those that a
-// live writer in another process or Store has claimed (tempclaim.go).
-// Errors are ignored: a leftover is harmless, and the save after it reports
-// a real disk problem.
+// names them "." + base + a non-negative int64 in decimal (tempfile.go,
+// openTempFile; Windows: os.CreateTemp, a decimal too). The directory is
+// read once per Store (listing), not once per path: a thousand paths
+// opened in one directory cost one scan. Each path then tries only the
+// names of its own shape, and skips those that a live writer in another
+// process or Store has claimed (tempclaim.go). It holds the directory's
+// exclusive lock while it removes (dirlock_unix.go), so no writer is
+// between creating and claiming a temp file meanwhile; when writers hold
+// it, it removes nothing this time. Errors are ignored: a leftover is
+// harmless, and the save after it reports a real disk problem.
 func (s *Store) sweepTemps(path string) {
 	dir, base := filepath.Split(path)
-	entries, err := os.ReadDir(dir)
-	if err != nil {
+	l := s.listing(dir)
+	names := l.take(base, func(name string) bool { return s.isOpen(dir, name) })
+	if len(names) == 0 {
 		return
 	}
-	for _, e := range entries {
-		if e.Type().IsRegular() && isTempName(e.Name(), base) {
-			removeIfDead(filepath.Join(dir, e.Name()))
-		}
+	dl := lockDirSweep(dir)
+	if dl == nil {
+		return // a save is between creating and claiming a temp file, or no locks here
+	}
+	defer dl.release()
+	for _, name := range names {
+		removeIfDead(filepath.Join(dir, name))
 	}
 }
 
-func isTempName(name, base string) bool {
+// dirListing is one read of a directory, shared by the sweeps of the
+// Store's paths in it. Temp files made after the read belong to writers
+// that were alive then, or crashed after the Store started; the next Store
+// sweeps those.
+type dirListing struct {
+	once  sync.Once
+	names map[string]bool // every name in the directory when it was read
+
+	mu    sync.Mutex      // protects temps
+	temps map[string]bool // dot-prefixed regular files not yet taken by a sweep
+}
+
+// listing returns dir's listing, reading the directory on first use.
+func (s *Store) listing(dir string) *dirListing {
+	s.mu.Lock()
+	l := s.dirs[dir]
+	if l == nil {
+		l = &dirListing{}
+		s.dirs[dir] = l
+	}
+	s.mu.Unlock()
+	l.once.Do(func() {
+		entries, err := s.readDir(dir)
+		if err != nil {
+			return
+		}
+		l.names = make(map[string]bool, len(entries))
+		l.temps = make(map[string]bool)
+		for _, e := range entries {
+			l.names[e.Name()] = true
+			if e.Type().IsRegular() && strings.HasPrefix(e.Name(), ".") {
+				l.temps[e.Name()] = true
+			}
+		}
+	})
+	return l
+}
+
+// take removes from l and returns the temp names of base's shape that
+// belong to base rather than to a sibling (see isTempName). open reports
+// whether a path of the directory is open in the Store.
+func (l *dirListing) take(base string, open func(name string) bool) []string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var names []string
+	for name := range l.temps {
+		if isTempName(name, base, func(b string) bool { return l.names[b] || open(b) }) {
+			names = append(names, name)
+			delete(l.temps, name)
+		}
+	}
+	return names
+}
+
+// isOpen reports whether name, in the directory of a path being swept, is
+// a path this Store has opened.
+func (s *Store) isOpen(dir, name string) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	_, ok := s.files[filepath.Join(dir, name)]
+	return ok
+}
+
+// isTempName reports whether name has the shape of a temp file renameio
+// makes for base: "." + base + the decimal form of a non-negative int64
+// (strconv.FormatInt of rand.Int64: no sign, no leading zero, at most 19
+// digits). The shape alone cannot tell ".state1123" of "state" from that
+// of "state1"; exists says whether a sibling of that name is there (in
+// the directory or open in the Store), and a name that fits a sibling's
+// shape is the sibling's.
+func isTempName(name, base string, exists func(base string) bool) bool {
 	digits, ok := strings.CutPrefix(name, "."+base)
-	if !ok || digits == "" {
+	if !ok || !isInt64Decimal(digits) {
 		return false
 	}
-	for _, c := range digits {
+	for i := 1; i < len(digits); i++ {
+		if digits[i] != '0' && exists(base+digits[:i]) {
+			return false // the temp file of the sibling base+digits[:i]
+		}
+	}
+	return true
+}
+
+// isInt64Decimal reports whether d is how strconv.FormatInt writes a
+// non-negative int64.
+func isInt64Decimal(d string) bool {
+	if d == "" || len(d) > 19 || (d[0] == '0' && d != "0") {
+		return false
+	}
+	for _, c := range d {
 		if c < '0' || c > '9' {
 			return false
 		}
 	}
-	return true
+	_, err := strconv.ParseInt(d, 10, 64)
+	return err == nil
 }
 
 // CorruptSuffix starts the name a corrupt file is moved to:

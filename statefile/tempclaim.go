@@ -28,7 +28,9 @@ var errSwept = errors.New("statefile: temp file swept by another store")
 
 // claimTemp claims the temp file name, just created as created. The caller
 // closes the returned file (which releases the claim) after the rename; it
-// is nil where locks are not supported.
+// is nil where locks are not supported (the platform, or the filesystem:
+// see tryLock), and the save then goes on unclaimed: a sweep there removes
+// nothing it cannot lock either.
 func claimTemp(name string, created *os.File) (*os.File, error) {
 	f, err := openTemp(name)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -63,19 +65,22 @@ func claimTemp(name string, created *os.File) (*os.File, error) {
 const claimRetries = 3
 
 // removeIfDead removes the temp file name unless a live writer claims it.
-// It removes while it holds the claim lock: a writer that claims after the
-// remove finds the name gone (claimTemp's same-file check), one that tries
-// before finds the lock held. Unlocking first would let a writer claim in
-// between and then lose its file. Windows cannot delete a file that is
-// open without FILE_SHARE_DELETE, which Go does not set, so there the
-// handle is closed first; its writers do not claim (see above), and an
-// open temp file cannot be deleted there anyway.
+// It removes only a file it could lock, and while it holds the lock: a
+// writer that claims after the remove finds the name gone (claimTemp's
+// same-file check), one that tries before finds the lock held. Unlocking
+// first would let a writer claim in between and then lose its file. A file
+// it cannot lock for any other reason (a filesystem without locks:
+// ENOLCK, EOPNOTSUPP, ENOSYS) it cannot tell from a live writer's, so it
+// leaves it: on such a filesystem crash leftovers stay. Windows cannot
+// delete a file that is open without FILE_SHARE_DELETE, which Go does not
+// set, so there the handle is closed first; its writers do not claim (see
+// above), and an open temp file cannot be deleted there anyway.
 func removeIfDead(name string) {
 	f, err := openTemp(name)
 	if err != nil {
 		return
 	}
-	if err = tryLock(f); errors.Is(err, errHeld) {
+	if err = tryLock(f); err != nil {
 		f.Close()
 		return
 	}

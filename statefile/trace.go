@@ -25,6 +25,7 @@ type SaveTrace struct {
 	Bytes      int           // encoded size; 0 for a remove
 	Superseded int           // queued saves this one replaced before they ran
 	Remove     bool          // the op was a Remove
+	Unchanged  bool          // the save's bytes were what this Store last wrote and the file still held them: nothing was written or fsynced
 	Err        error         // nil when the save reached the disk
 }
 
@@ -66,8 +67,11 @@ func (c *csvTracer) write(tr SaveTrace) {
 
 func traceRow(tr SaveTrace) []string {
 	op, errText := "save", ""
-	if tr.Remove {
+	switch {
+	case tr.Remove:
 		op = "remove"
+	case tr.Unchanged:
+		op = "unchanged"
 	}
 	if tr.Err != nil {
 		errText = tr.Err.Error()

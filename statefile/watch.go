@@ -3,7 +3,6 @@ package statefile
 import (
 	"errors"
 	"hash/maphash"
-	"io/fs"
 	"slices"
 	"sync"
 )
@@ -27,10 +26,15 @@ import (
 // path's writer like a [File.Load]: it waits for the saves queued before
 // it and never races them or a quarantine. fn gets the decoded value and a
 // nil error; the zero value and an error matching fs.ErrNotExist when the
-// file was removed; the zero value and a [*CorruptError] when it does not
-// parse (it is then renamed aside, as Load does). After an external change
-// Load returns the new content, and the next Save replaces it: last writer
-// wins.
+// file was removed. A watch never moves or changes a file. Bytes that do
+// not parse may be a writer between two writes (a truncate, a pause, the
+// rest), so they are read again until they have stayed the same for 2 s,
+// and only then reported: the zero value and a [*CorruptError] whose Aside
+// is empty, as the bytes are left in place. Until the file changes, the
+// next Save or Remove moves them aside first (and fails if it cannot),
+// while Load moves them aside as it does any corrupt file. After an
+// external change Load returns the new content, and the next Save replaces
+// it: last writer wins.
 //
 // fn runs on a goroutine of the package, one call at a time per watch; it
 // may call Load, Save and Flush. While it runs, newer changes wait, and
@@ -54,9 +58,10 @@ import (
 //
 // stop releases the watch and, with the Store's last watch, the fsnotify
 // watcher and its goroutines. When it returns, fn is not running and will
-// not be called again. It waits for a call of fn in progress, so fn must
-// not call stop (or Store.Close) itself. A second call does nothing.
-// Store.Close stops every watch.
+// not be called again. It waits for a call of fn in progress, without
+// bound, so fn must not call stop itself. A second call does nothing.
+// [Store.Close] stops every watch, waiting for fn only until its context
+// ends.
 func (f *File[T]) Watch(fn func(T, error)) (stop func(), err error) {
 	if fn == nil {
 		panic("statefile: Watch with a nil func")
@@ -72,7 +77,7 @@ func (f *File[T]) Watch(fn func(T, error)) (stop func(), err error) {
 type subscriber interface {
 	postData(data []byte) error // decode into a fresh value and deliver; the decode error if any
 	postErr(err error)          // deliver the zero value with err
-	stop()                      // deliver nothing more; wait for fn to return
+	stop() <-chan struct{}      // deliver nothing more; the channel closes once fn is not running
 }
 
 // watch delivers to fn on a goroutine that runs while a result is pending:
@@ -139,23 +144,27 @@ func (w *watch[T]) deliver() {
 	}
 }
 
-func (w *watch[T]) stop() {
+func (w *watch[T]) stop() <-chan struct{} {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	w.stopped = true
 	var zero T
 	w.v, w.err, w.has = zero, nil, false
-	var idle chan struct{}
-	if w.running {
-		if w.idle == nil {
-			w.idle = make(chan struct{})
-		}
-		idle = w.idle
+	if !w.running {
+		return closedChan
 	}
-	w.mu.Unlock()
-	if idle != nil {
-		<-idle
+	if w.idle == nil {
+		w.idle = make(chan struct{})
 	}
+	return w.idle
 }
+
+// closedChan is a channel that is always closed.
+var closedChan = func() chan struct{} {
+	ch := make(chan struct{})
+	close(ch)
+	return ch
+}()
 
 func (q *queue) addSub(sub subscriber) {
 	q.mu.Lock()
@@ -166,6 +175,9 @@ func (q *queue) addSub(sub subscriber) {
 func (q *queue) removeSub(sub subscriber) {
 	q.mu.Lock()
 	q.subs = slices.DeleteFunc(q.subs, func(s subscriber) bool { return s == sub })
+	if len(q.subs) == 0 {
+		q.stopRecheckLocked()
+	}
 	q.mu.Unlock()
 }
 
@@ -184,55 +196,6 @@ func (q *queue) requestCheck() {
 	if start {
 		q.s.schedule(q)
 	}
-}
-
-// check runs on q's writer after a burst of events settled. It reads the
-// file and reports it to q's watches unless its content is known.
-func (q *queue) check() {
-	q.mu.Lock()
-	q.checkQueued = false
-	subs := slices.Clone(q.subs)
-	q.mu.Unlock()
-	if len(subs) == 0 {
-		return
-	}
-	data, err := q.s.readFile(q.path)
-	now := seen{}
-	switch {
-	case err == nil:
-		now = seenBytes(data)
-	case !errors.Is(err, fs.ErrNotExist):
-		for _, sub := range subs {
-			sub.postErr(err) // unreadable: say so, and check again on the next event
-		}
-		return
-	}
-	if q.known.has(now) {
-		return
-	}
-	q.known.set(now)
-	if err == nil {
-		err = postData(subs, data)
-		if err == nil {
-			return
-		}
-		err = q.quarantine(err)
-		q.noteQuarantine(err)
-	}
-	for _, sub := range subs {
-		sub.postErr(err)
-	}
-}
-
-// postData delivers data to each watch, decoding it for each, so no two
-// fns share a map or slice. It stops at a decode error: the data is corrupt.
-func postData(subs []subscriber, data []byte) error {
-	for _, sub := range subs {
-		if err := sub.postData(data); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // hashSeed is the seed of the content hashes; per process, as they are
@@ -276,6 +239,7 @@ func (q *queue) noteCommit(data []byte, err error) {
 	}
 	if err == nil {
 		q.known.set(s)
+		q.badSeen = false
 	} else {
 		q.known.add(s)
 	}
@@ -286,5 +250,6 @@ func (q *queue) noteQuarantine(err error) {
 	var ce *CorruptError
 	if errors.As(err, &ce) && ce.Aside != "" {
 		q.known.set(seen{})
+		q.badSeen = false
 	}
 }

@@ -93,8 +93,8 @@ func watchReports(t *testing.T, f *File[string]) (reports, func()) {
 
 // An editor's replace and an in-place rewrite are each reported once, with
 // the final content (never the truncated file in between); a file that
-// does not parse is reported as corrupt and moved aside, and that move is
-// not reported again.
+// does not parse is reported as corrupt and left in place, and Load's move
+// aside is not reported.
 func TestWatchSeesEditorsOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	s := NewStore(Options{})
@@ -117,10 +117,12 @@ func TestWatchSeesEditorsOnce(t *testing.T) {
 	assert.Equal(t, "rewritten", r.next(t), "one report, after the last piece")
 	editorReplace(t, path, "{not json")
 	corrupt := r.next(t)
-	assert.True(t, strings.HasPrefix(corrupt, "error: statefile: corrupt file "+path+" moved to "), corrupt)
-	awaitRead(t, reads, fs.ErrNotExist) // the check that follows the move aside finds no file
+	assert.True(t, strings.HasPrefix(corrupt, "error: statefile: corrupt file "+path+" left in place: "), corrupt)
 	_, err = f.Load()
-	assert.ErrorIs(t, err, fs.ErrNotExist, "moved aside")
+	var ce *CorruptError
+	require.ErrorAs(t, err, &ce, "Load moves the corrupt file aside")
+	assert.NotEmpty(t, ce.Aside)
+	awaitRead(t, reads, fs.ErrNotExist) // the check that follows the move aside finds no file
 	editorReplace(t, path, "\"sentinel\"\n")
 	assert.Equal(t, "sentinel", r.next(t), "nothing between the corrupt file and the sentinel")
 

@@ -6,8 +6,6 @@ package mirror
 import (
 	"errors"
 	"io/fs"
-
-	"github.com/offmain/offmain/statefile"
 )
 
 // Report applies one statefile watch report (see statefile.File.Watch) to
@@ -18,8 +16,10 @@ import (
 //     tombstones and never removes the file, so only a store that does not
 //     watch, or a person, removed it, and that deletes nothing here (the
 //     store writes its state back);
-//   - a corrupt file was moved aside by statefile: mark memory for a save
-//     in its place;
+//   - a corrupt file keeps memory and saves nothing: a watch leaves the
+//     bytes in place (another program may still be writing them), so a
+//     save now would replace them. The next save the store makes for its
+//     own reasons moves them aside first (statefile does that);
 //   - any other error (unreadable for now) keeps memory; statefile checks
 //     again on the file's next event.
 //
@@ -32,10 +32,7 @@ func Report[T any](data T, err error, mark func(), merge func(T) (changed []stri
 	case errors.Is(err, fs.ErrNotExist):
 		var empty T
 		data = empty
-	case errors.Is(err, statefile.ErrCorrupt):
-		mark()
-		return
-	default:
+	default: // statefile.ErrCorrupt, or unreadable
 		return
 	}
 	changed, resave := merge(data)

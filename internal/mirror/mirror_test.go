@@ -29,7 +29,7 @@ func TestReport(t *testing.T) {
 		{"content merged", file{[]string{"a"}}, nil, []string{"a"}, false, &file{[]string{"a"}}, 0, []string{"a"}},
 		{"merge asks for a save", file{[]string{"a"}}, nil, nil, true, &file{[]string{"a"}}, 1, nil},
 		{"removed file merged as empty", file{[]string{"stale"}}, &fs.PathError{Op: "open", Err: fs.ErrNotExist}, nil, true, &file{}, 1, nil},
-		{"corrupt: memory saved in its place", file{}, &statefile.CorruptError{Path: "p", Err: errors.New("bad")}, nil, false, nil, 1, nil},
+		{"corrupt: memory kept, nothing saved over it", file{}, &statefile.CorruptError{Path: "p", Err: errors.New("bad")}, nil, false, nil, 0, nil},
 		{"unreadable: memory kept", file{}, fs.ErrPermission, nil, false, nil, 0, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

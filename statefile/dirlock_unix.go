@@ -1,0 +1,75 @@
+//go:build unix && !aix
+
+package statefile
+
+import (
+	"errors"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Directory locks close the window between a temp file's creation and its
+// claim (tempclaim.go). A writer holds a shared flock(2) on the directory
+// from before it creates its temp file until it has claimed it; a sweep
+// removes nothing unless it holds the exclusive lock. So a sweep never sees
+// a temp file that exists but is not claimed yet by a live writer: it runs
+// before the creation or after the claim. flock(2) works on a directory
+// opened read-only, and like every flock lock it dies with its process.
+
+// dirLock is a held directory lock; release ends it. A nil dirLock (no
+// lock held) may be released.
+type dirLock struct{ f *os.File }
+
+func (l *dirLock) release() {
+	if l != nil {
+		l.f.Close() // closing the only descriptor drops the flock
+	}
+}
+
+// lockDirShared takes the writers' shared lock on dir, waiting for a sweep
+// that holds it (a sweep holds it for a few opens and removes). Where the
+// directory cannot be locked (a filesystem without flock, or an NFS mount
+// that emulates flock with fcntl locks and refuses them on a read-only
+// descriptor: EBADF) it returns nil, and the save goes on as before: the
+// sweep there cannot lock the directory either, and removes nothing.
+func lockDirShared(dir string) *dirLock {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	if err := flockRetry(f, unix.LOCK_SH); err != nil {
+		f.Close()
+		return nil
+	}
+	return &dirLock{f: f}
+}
+
+// lockDirSweep takes the sweep's exclusive lock on dir without waiting. It
+// returns nil when writers hold it (a save is between creating and
+// claiming its temp file) or the directory cannot be locked: the sweep then
+// removes nothing, and the next first Open sweeps again.
+func lockDirSweep(dir string) *dirLock {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		return nil
+	}
+	return &dirLock{f: f}
+}
+
+// flockRetry is a blocking flock that retries when a signal interrupts it
+// (flock(2): EINTR "While waiting to acquire a lock, the call was
+// interrupted by delivery of a signal"; Go's runtime sends SIGURG for
+// preemption).
+func flockRetry(f *os.File, how int) error {
+	for {
+		err := unix.Flock(int(f.Fd()), how)
+		if !errors.Is(err, unix.EINTR) {
+			return err
+		}
+	}
+}
