@@ -22,6 +22,49 @@
 // stalls an activity's stop into an ANR. A desktop app should instead give the
 // disk a short, fixed time, then exit and say what was lost.
 //
+// # Toolkits
+//
+// None of these makes a toolkit a dependency of this module; they are the
+// lines to put in an app. Fyne: the last moment to save is the lifecycle's
+// stop callback.
+//
+//	a := app.New()
+//	a.Lifecycle().SetOnStopped(func() { log.Print(hook.Run()) })
+//	stop := hook.Notify() // Ctrl-C in a terminal, SIGTERM at logout
+//	defer stop()
+//	a.NewWindow("Agent").ShowAndRun()
+//
+// Wails v2: OnShutdown runs after the frontend is gone, just before the
+// process ends; Run has its own deadline, so do not tie it to the app's ctx.
+// To flush while the window is still on screen, use OnBeforeClose instead (a
+// later Run then returns at once).
+//
+//	wails.Run(&options.App{
+//		OnShutdown: func(ctx context.Context) { log.Print(hook.Run()) },
+//	})
+//
+// Gio: the window's DestroyEvent.
+//
+//	for {
+//		switch e := w.Event().(type) {
+//		case app.DestroyEvent:
+//			log.Print(hook.Run())
+//			return e.Err
+//		case app.FrameEvent:
+//			// lay out and draw
+//		}
+//	}
+//
+// A daemon that decides its exit itself, instead of [Hook.Notify]:
+//
+//	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+//	defer cancel()
+//	serve(ctx, st)
+//	if r := hook.Run(); !r.Drained {
+//		log.Print(r)
+//		os.Exit(1)
+//	}
+//
 // # Stability
 //
 // The module is v0, so the API may still change; each change is listed in

@@ -35,26 +35,13 @@
 //
 // In mode background the child is forked from a thread at nice 19 and I/O
 // idle, then moved to SCHED_IDLE at once: a SCHED_IDLE thread that forks can
-// wait for seconds under load (9-35 s with 48 busy loops, measured on a 2-core VM). Threads
-// the child makes in between stay at nice 19. Measured with
-// BenchmarkStartUnderLoad on a 2-core VM with 4 busy loops at nice 0 in the
-// same session (200 starts of /bin/true each, machine otherwise noisy),
-// Start returned in:
-//
-//	mode off (plain cmd.Start): p50 0.59 ms, p95 8.5 ms, max 146 ms
-//	mode utility:               p50 0.92 ms, p95 13 ms,  max 34 ms
-//	mode background:            p50 0.41 ms, p95 133 ms, max 327 ms
-//
-// Across runs on the same machine, under heavier foreign load, the p95 of
-// mode background ranged from 98 to 239 ms and its maximum reached 3.1 s;
-// forking from SCHED_IDLE directly gave a p95 of 610 ms in the one run made.
-//
-// Under disk load (BenchmarkStartUnderDiskLoad: two writers at the default
-// I/O priority, the child's binary not in the page cache, mq-deadline), two
-// runs of 200 Starts gave p50/p95: off 0.9-1.1/58 ms, utility
-// 3.1-3.6/61-62 ms, background 8.5-14/90-97 ms (max 117 ms): the child
-// execs at I/O class idle. Start waits for exec in every mode, so call it
-// off the UI goroutine.
+// wait for seconds under load (9-35 s with 48 busy loops, measured on a
+// 2-core VM). Threads the child makes in between stay at nice 19. Start
+// waits for exec in every mode, and under load that takes milliseconds to a
+// tenth of a second (more in mode background, where the child execs at I/O
+// class idle), so call it off the UI goroutine. BenchmarkStartUnderLoad and
+// BenchmarkStartUnderDiskLoad measure it; bench/README.md in the repository
+// has their figures.
 //
 // Autogroup: with /proc/sys/kernel/sched_autogroup_enabled at 1, a child in
 // a new session (SysProcAttr.Setsid, as every PTY child) gets an autogroup
@@ -124,13 +111,9 @@
 // such commands from a thread lowered to the tier and kept while any child
 // it forked runs, not from a thread it retires; the thread only forks, so
 // its priority slows nothing else. It is woken at the tier's priority, and
-// starts its commands one at a time: on a 2-core VM with four busy loops
-// at nice 0 (BenchmarkStartPdeathsig, 200 starts of /bin/true each), Start
-// returned in p50/p95 0.67/35 ms from a fresh thread and 17.5/67 ms from
-// the kept one in mode utility, 0.85/132 and 3.0/203 ms in mode
-// background; eight at once took p50 77 against 94 ms (utility) and 257
-// against 586 ms (background). Commands without Pdeathsig therefore keep
-// the fresh thread. Ptrace, tied to the forking thread too, is refused with
+// starts its commands one at a time, which made Start slower than from a
+// fresh thread beside busy loops (BenchmarkStartPdeathsig; figures in
+// bench/README.md), so commands without Pdeathsig keep the fresh thread. Ptrace, tied to the forking thread too, is refused with
 // [ErrThreadBound].
 //
 // # macOS, Windows and others
