@@ -1,0 +1,261 @@
+package powercut_test
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/internal/powercut"
+)
+
+// write creates or truncates name and writes data, fsyncing it if sync.
+func write(t *testing.T, name, data string, sync bool) {
+	t.Helper()
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteString(data)
+	require.NoError(t, err)
+	if sync {
+		require.NoError(t, f.Sync())
+	}
+}
+
+func syncDir(t *testing.T, dir string) {
+	t.Helper()
+	d, err := os.Open(dir)
+	require.NoError(t, err)
+	defer d.Close()
+	require.NoError(t, d.Sync())
+}
+
+// durable writes name with data, fsyncs it and its directory.
+func durable(t *testing.T, name, data string) {
+	t.Helper()
+	write(t, name, data, true)
+	syncDir(t, filepath.Dir(name))
+}
+
+// reboot cuts the power now and powers on again.
+func reboot(t *testing.T, fsys *powercut.FS) {
+	t.Helper()
+	fsys.Cut()
+	require.NoError(t, fsys.PowerOn())
+}
+
+// content returns name's content, or "<missing>".
+func content(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "<missing>"
+	}
+	require.NoError(t, err)
+	return string(b)
+}
+
+// TestRules shows each rule of the model on plain system calls, with
+// Forget: what is not durable is lost.
+func TestRules(t *testing.T) {
+	tests := []struct {
+		name string
+		do   func(t *testing.T, dir string)
+		want map[string]string // file -> content after the cut
+	}{
+		{"written, not fsynced: empty", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a"), "", false)
+			syncDir(t, dir)
+			write(t, filepath.Join(dir, "a"), "new", false)
+		}, map[string]string{"a": ""}},
+		{"written, fsynced, over old: new", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			write(t, filepath.Join(dir, "a"), "new", true)
+		}, map[string]string{"a": "new"}},
+		{"written in place, not fsynced: old", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			write(t, filepath.Join(dir, "a"), "new", false)
+		}, map[string]string{"a": "old"}},
+		{"created and fsynced, directory not: missing", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a"), "new", true)
+		}, map[string]string{"a": "<missing>"}},
+		{"renamed over, directory not fsynced: old", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			write(t, filepath.Join(dir, "a.tmp"), "new", true)
+			require.NoError(t, os.Rename(filepath.Join(dir, "a.tmp"), filepath.Join(dir, "a")))
+		}, map[string]string{"a": "old", "a.tmp": "<missing>"}},
+		{"renamed over, both fsynced: new", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			write(t, filepath.Join(dir, "a.tmp"), "new", true)
+			require.NoError(t, os.Rename(filepath.Join(dir, "a.tmp"), filepath.Join(dir, "a")))
+			syncDir(t, dir)
+		}, map[string]string{"a": "new", "a.tmp": "<missing>"}},
+		{"renamed over, directory fsynced, file not: empty", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			write(t, filepath.Join(dir, "a.tmp"), "new", false)
+			require.NoError(t, os.Rename(filepath.Join(dir, "a.tmp"), filepath.Join(dir, "a")))
+			syncDir(t, dir)
+		}, map[string]string{"a": ""}},
+		{"unlinked, directory not fsynced: back", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			require.NoError(t, os.Remove(filepath.Join(dir, "a")))
+		}, map[string]string{"a": "old"}},
+		{"unlinked, directory fsynced: missing", func(t *testing.T, dir string) {
+			durable(t, filepath.Join(dir, "a"), "old")
+			require.NoError(t, os.Remove(filepath.Join(dir, "a")))
+			syncDir(t, dir)
+		}, map[string]string{"a": "<missing>"}},
+		{"new directory, its parent not fsynced: missing", func(t *testing.T, dir string) {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o700))
+			durable(t, filepath.Join(dir, "d", "a"), "new")
+		}, map[string]string{"d/a": "<missing>"}},
+		{"new directory, its parent fsynced: kept", func(t *testing.T, dir string) {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, "d"), 0o700))
+			syncDir(t, dir)
+			durable(t, filepath.Join(dir, "d", "a"), "new")
+		}, map[string]string{"d/a": "new"}},
+	}
+	fsys := powercut.MountT(t, powercut.Options{Forget: true})
+	for i, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := filepath.Join(fsys.Dir(), string(rune('a'+i)))
+			require.NoError(t, os.Mkdir(dir, 0o700))
+			syncDir(t, fsys.Dir())
+			tt.do(t, dir)
+			reboot(t, fsys)
+			for name, want := range tt.want {
+				assert.Equal(t, want, content(t, filepath.Join(dir, name)), "%s: got/want", name)
+				b, err := os.ReadFile(filepath.Join(fsys.Backing(), filepath.Base(dir), name))
+				if want == "<missing>" {
+					assert.ErrorIs(t, err, fs.ErrNotExist, "%s in the backing directory", name)
+				} else {
+					assert.Equal(t, want, string(b), "%s in the backing directory: got/want", name)
+				}
+			}
+		})
+	}
+}
+
+// TestDraws shows what the default draws allow: a rename over a name
+// leaves the old or the new file, never neither; a file written in place
+// without fsync comes back old, or torn (some new bytes, then old ones or
+// zeros); and with both fsyncs a rename always survives. Each outcome
+// must show up in 200 cuts.
+func TestDraws(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{Seed: 7})
+	a, tmp, b := filepath.Join(fsys.Dir(), "a"), filepath.Join(fsys.Dir(), "a.tmp"), filepath.Join(fsys.Dir(), "b")
+	c := filepath.Join(fsys.Dir(), "c")
+	durable(t, c+".x", "x")
+	durable(t, a, "old")
+	durable(t, b, "0123456789")
+	seen := map[string]int{}
+	for range 200 {
+		write(t, c, "y", true)
+		require.NoError(t, os.Rename(c, c+".x"))
+		syncDir(t, fsys.Dir())
+		write(t, tmp, "new", true)
+		require.NoError(t, os.Rename(tmp, a))
+		write(t, b, "ABCDEFGHIJKLMNOPQRST", false)
+		reboot(t, fsys)
+		got := content(t, a)
+		require.Contains(t, []string{"old", "new"}, got, "a after a rename over it: got/want")
+		seen["a="+got]++
+		assert.Equal(t, "y", content(t, c+".x"), "renamed with both fsyncs: got/want")
+		gb := content(t, b)
+		switch {
+		case gb == "0123456789":
+			seen["b=old"]++
+		case gb == "ABCDEFGHIJKLMNOPQRST":
+			seen["b=new"]++
+		default:
+			seen["b=torn"]++
+			assert.Contains(t, []int{10, 20}, len(gb), "torn b's size: got %q", gb)
+		}
+		durable(t, a, "old")
+		durable(t, b, "0123456789")
+	}
+	t.Log(seen)
+	for _, k := range []string{"a=old", "a=new", "b=old", "b=new", "b=torn"} {
+		assert.Positive(t, seen[k], "outcome %s in 200 cuts", k)
+	}
+}
+
+// TestTrigger cuts by count and just before or after a chosen operation.
+func TestTrigger(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{Forget: true})
+	a, tmp := filepath.Join(fsys.Dir(), "a"), filepath.Join(fsys.Dir(), "a.tmp")
+	durable(t, a, "old")
+	save := func() error { // temp, fsync, rename, fsync the directory
+		write(t, tmp, "new", true)
+		if err := os.Rename(tmp, a); err != nil {
+			return err
+		}
+		d, err := os.Open(fsys.Dir())
+		if err != nil {
+			return err
+		}
+		defer d.Close()
+		return d.Sync()
+	}
+
+	done := fsys.Arm(powercut.Trigger{N: 1, Op: powercut.Rename, Before: true})
+	assert.ErrorIs(t, save(), syscall.EIO, "the rename a cut came before")
+	<-done
+	require.NoError(t, fsys.PowerOn())
+	assert.Equal(t, "old", content(t, a), "cut before the rename: got/want")
+
+	done = fsys.Arm(powercut.Trigger{N: 1, Op: powercut.Rename})
+	assert.ErrorIs(t, save(), syscall.EIO, "the directory fsync after the cut")
+	<-done
+	require.NoError(t, fsys.PowerOn())
+	assert.Equal(t, "old", content(t, a), "cut after the rename, before the directory fsync: got/want")
+
+	done = fsys.Arm(powercut.Trigger{N: 1, Op: powercut.FsyncDir})
+	assert.NoError(t, save(), "the directory fsync the cut came after")
+	<-done
+	require.NoError(t, fsys.PowerOn())
+	assert.Equal(t, "new", content(t, a), "cut after the directory fsync: got/want")
+
+	before := fsys.Ops()
+	done = fsys.Arm(powercut.Trigger{N: 3})
+	f, err := os.Create(filepath.Join(fsys.Dir(), "b")) // 1: create
+	require.NoError(t, err)
+	defer f.Close()
+	_, err = f.WriteString("x") // 2: write
+	require.NoError(t, err)
+	_, err = f.WriteString("y") // 3: write, then the cut
+	require.NoError(t, err)
+	<-done
+	_, err = f.WriteString("z")
+	assert.ErrorIs(t, err, syscall.EIO, "a write after the cut")
+	assert.Equal(t, before+3, fsys.Ops(), "counted operations: got/want")
+	assert.Equal(t, 4, fsys.Cuts(), "cuts: got/want")
+	require.NoError(t, fsys.PowerOn())
+}
+
+// TestDeadAfterCut checks that a descriptor opened before a cut fails with
+// EIO, before and after power-on, and that nothing works while the power
+// is off.
+func TestDeadAfterCut(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{})
+	a := filepath.Join(fsys.Dir(), "a")
+	durable(t, a, "old")
+	f, err := os.OpenFile(a, os.O_RDWR, 0)
+	require.NoError(t, err)
+	defer f.Close()
+	fsys.Cut()
+	_, err = f.WriteString("x")
+	assert.ErrorIs(t, err, syscall.EIO, "write while the power is off")
+	_, err = os.ReadFile(a)
+	assert.ErrorIs(t, err, syscall.EIO, "open while the power is off")
+	require.NoError(t, fsys.PowerOn())
+	_, err = f.WriteString("x")
+	assert.ErrorIs(t, err, syscall.EIO, "write on a descriptor from before the cut")
+	assert.ErrorIs(t, f.Sync(), syscall.EIO, "fsync on a descriptor from before the cut")
+	assert.Equal(t, "old", content(t, a), "after power-on: got/want")
+}

@@ -1,0 +1,209 @@
+//go:build linux
+
+package powercut
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"time"
+)
+
+// Writer saves values through the code under test: one per power cycle,
+// made by [Subject.Open]. A Torture calls it from one goroutine.
+type Writer interface {
+	// Save saves v (v > 0), or removes the file (v == 0). It may return
+	// before v is on the disk.
+	Save(v int) error
+	// Flush returns nil only if every Save before it is durable: this is
+	// the claim a Torture checks.
+	Flush(ctx context.Context) error
+	// Close releases the writer. After a cut it is called while every
+	// operation fails with EIO; it must still end every goroutine the
+	// writer started.
+	Close(ctx context.Context) error
+}
+
+// Subject is the code under test.
+type Subject struct {
+	// Open opens a Writer on dir after power-on, as an app does at start,
+	// and returns the value the file holds: 0 for no file. It returns an
+	// error matching [ErrTorn], with a working Writer, when the file is
+	// there but does not hold a whole value; any other error ends the
+	// Torture.
+	Open func(dir string) (Writer, int, error)
+	// Leftover reports whether a name in dir, listed after Open, is a
+	// leftover of a crash that Open should have swept.
+	Leftover func(name string) bool
+}
+
+// ErrTorn is matched by the error [Subject.Open] returns for a file that
+// does not hold a whole value.
+var ErrTorn = errors.New("powercut: torn file")
+
+// Config configures a [Torture]. The zero value is the default for every
+// field.
+type Config struct {
+	Cuts        int    // power cycles; zero means 1,000
+	Seed        uint64 // seeds the stream, the flushes and the cut points; zero is a seed too
+	MaxOps      int    // the cut comes at a counted operation drawn from 1 to MaxOps; zero means 40
+	FlushEvery  int    // a Flush follows a Save with chance 1/FlushEvery; zero means 4
+	RemoveEvery int    // a remove instead of a save with chance 1/RemoveEvery; zero means never
+}
+
+// Counts is what a Torture found. Acked counts the flushes that returned
+// nil; Lost, the cuts after which the file was missing although a flush
+// had acknowledged a value; Older, those after which it held a value older
+// than the last acknowledged one; Torn, those after which it did not hold
+// a whole value, or held one never saved; Leftovers, the crash leftovers
+// that the next Open did not sweep.
+type Counts struct {
+	Cuts, Acked, Lost, Older, Torn, Leftovers int
+}
+
+// String returns the counts as "cuts=N acked=N lost=N older=N torn=N
+// leftovers=N".
+func (c Counts) String() string {
+	return fmt.Sprintf("cuts=%d acked=%d lost=%d older=%d torn=%d leftovers=%d",
+		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
+}
+
+// Torture runs cfg.Cuts power cycles of s in dir, a directory on fsys. In
+// each it opens a Writer, saves a stream of values (each new, counting up)
+// with Flushes at random, and cuts at a random counted operation; it then
+// closes the Writer, powers on and checks what the next Open reads: the
+// value of a Save made at or after the last acknowledged one, or no file
+// if such a Save was a remove. It returns an error only when the harness
+// itself fails (an Open error other than ErrTorn, a PowerOn that fails).
+func Torture(fsys *FS, dir string, s Subject, cfg Config) (Counts, error) {
+	t := &torture{fsys: fsys, dir: dir, s: s, cfg: cfg.withDefaults(),
+		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1))}
+	w, v, err := s.Open(dir)
+	if err != nil && !errors.Is(err, ErrTorn) {
+		return t.counts, err
+	}
+	for range t.cfg.Cuts {
+		if err := t.cycle(w, v); err != nil {
+			return t.counts, err
+		}
+		if w, v, err = t.reopen(); err != nil {
+			return t.counts, err
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	return t.counts, w.Close(ctx)
+}
+
+// hangGuard bounds the waits of a Torture, only so that a hang fails the
+// test instead of stalling it.
+const hangGuard = time.Minute
+
+type torture struct {
+	fsys   *FS
+	dir    string
+	s      Subject
+	cfg    Config
+	rng    *rand.Rand
+	seq    int
+	hist   []int // the file's states in this cycle: the value at power-on, then each Save
+	acked  int   // the index in hist of the last state a Flush acknowledged
+	counts Counts
+}
+
+func (c Config) withDefaults() Config {
+	if c.Cuts <= 0 {
+		c.Cuts = 1000
+	}
+	if c.MaxOps <= 0 {
+		c.MaxOps = 40
+	}
+	if c.FlushEvery <= 0 {
+		c.FlushEvery = 4
+	}
+	return c
+}
+
+// cycle saves through w until the armed cut, then closes w and powers on.
+func (t *torture) cycle(w Writer, start int) error {
+	t.hist, t.acked = []int{start}, 0
+	cut := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	for i := 0; ; i++ {
+		select {
+		case <-cut:
+			_ = w.Close(ctx) // it fails after a cut: its writes get EIO
+			t.counts.Cuts++
+			return t.fsys.PowerOn()
+		default:
+		}
+		if i == 1000 { // a writer that stopped writing: cut anyway
+			t.fsys.Cut()
+		}
+		t.step(ctx, w)
+	}
+}
+
+// step saves the next value, or removes, and flushes at random.
+func (t *torture) step(ctx context.Context, w Writer) {
+	t.seq++
+	v := t.seq
+	if t.cfg.RemoveEvery > 0 && t.rng.IntN(t.cfg.RemoveEvery) == 0 {
+		v = 0
+	}
+	if w.Save(v) != nil {
+		return // cut already: the save did not happen
+	}
+	t.hist = append(t.hist, v)
+	if t.rng.IntN(t.cfg.FlushEvery) == 0 && w.Flush(ctx) == nil {
+		t.acked = len(t.hist) - 1
+		t.counts.Acked++
+	}
+}
+
+// reopen opens a Writer after power-on and checks what it read.
+func (t *torture) reopen() (Writer, int, error) {
+	w, v, err := t.s.Open(t.dir)
+	switch {
+	case errors.Is(err, ErrTorn):
+		t.counts.Torn++
+	case err != nil:
+		return nil, 0, err
+	default:
+		t.check(v)
+	}
+	return w, v, t.sweepCheck()
+}
+
+// check compares the value read after the cut with this cycle's history.
+func (t *torture) check(v int) {
+	j := slices.Index(t.hist[t.acked:], v)
+	switch {
+	case j >= 0:
+		return
+	case v == 0:
+		t.counts.Lost++
+	case slices.Contains(t.hist[:t.acked], v):
+		t.counts.Older++
+	default:
+		t.counts.Torn++ // a value this cycle never saved
+	}
+}
+
+// sweepCheck counts the crash leftovers still in the directory.
+func (t *torture) sweepCheck() error {
+	entries, err := os.ReadDir(t.dir)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if t.s.Leftover != nil && t.s.Leftover(e.Name()) {
+			t.counts.Leftovers++
+		}
+	}
+	return nil
+}
