@@ -8,13 +8,16 @@
 // encoding and disk I/O run on statefile's writer. At most [Options.Max]
 // places are kept; the least recently set goes first.
 //
-// The file is read lazily, in the background, behind any saves already
-// queued on that path: the first [Store.Get], Set, Forget or [Store.Load]
-// starts the read. Get never waits for it: until it lands
-// ([Store.Loaded] closes) Get knows only the places set since Open, so a
-// GUI restores a place from the file once Loaded is closed, or reads it
-// with [Store.GetContext] off its main goroutine. Places set before the
-// read win over the file's.
+// [Open] does not touch the disk either: it queues the file's read on
+// statefile's writer for the path, behind any saves already queued there,
+// and returns. Get never waits for it: until it lands ([Store.Loaded]
+// closes) Get knows only the places set since Open, which win over the
+// file's, so a GUI restores a place from the file once Loaded is closed, or
+// reads it with [Store.GetContext] off its main goroutine. Saves wait for
+// the read, as a save before it would drop the file's places. What the
+// read met arrives through [Store.Load], which waits under a context: call
+// it off the GUI goroutine and log its error, or use [OpenContext] where
+// waiting is fine. drafts works the same way.
 //
 // # Several windows
 //
@@ -87,10 +90,12 @@
 //
 // A file that does not decode into this shape (empty, cut short, "anchors"
 // not a list) is renamed by statefile to "<name>.corrupt-<UTC time>" beside
-// it and never deleted; [Store.Load] returns an error matching
+// it when the directory allows (statefile keeps the newest few such copies,
+// see statefile.Options.MaxCorrupt); [Store.Load] returns an error matching
 // statefile.ErrCorrupt and the Store starts empty and saves as usual. After
-// any other read error the Store works in memory but never saves, so a file
-// that could not be read is never overwritten.
+// any other read error (EACCES, EIO) the Store works in memory but never
+// saves, so a file that could not be read is never overwritten; Load and
+// Flush return that error.
 //
 // # Stability
 //
@@ -178,7 +183,6 @@ type Store struct {
 	lru     list.List                // of *record, least recently set first
 	byChat  map[string]*list.Element // the lru element of each chat
 	forgot  map[string]bool          // chats forgotten before the read; nil after it
-	started bool                     // the read has been started
 	loaded  bool                     // the read has been merged
 	waiting bool                     // a save found the file unread; set until the read has queued it
 	readErr error                    // what the read met; saves are off unless it is nil or ErrCorrupt
@@ -194,15 +198,30 @@ type Store struct {
 }
 
 // Open returns the Store for the anchors file at path in st. It does not
-// touch the disk; the file is read later (see the package documentation),
-// and with [Options.Watch] the watch starts after that read. The only errors
-// are statefile.Open's, such as statefile.ErrClosed.
+// touch the disk and does not wait: it queues the file's read (see the
+// package documentation), and with [Options.Watch] the watch starts after
+// that read. The only errors are statefile.Open's, such as
+// statefile.ErrClosed; the Store is then nil.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	f, err := statefile.Open[fileData](st, path)
 	if err != nil {
 		return nil, fmt.Errorf("anchors: %w", err)
 	}
 	return open(f, opts), nil
+}
+
+// OpenContext is [Open] followed by [Store.Load], for callers that can wait
+// (a start-up goroutine, a command-line tool): it returns once the file has
+// been read or ctx has ended. The Store is nil only when Open fails;
+// otherwise it is usable and err is Load's (nil, a corrupt file kept
+// aside, a file that could not be read, or ctx's error while the read goes
+// on in the background): log it and go on.
+func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Options) (*Store, error) {
+	s, err := Open(st, path, opts)
+	if err != nil {
+		return nil, err
+	}
+	return s, s.Load(ctx)
 }
 
 func open(f file, opts Options) *Store {
@@ -218,6 +237,7 @@ func open(f file, opts Options) *Store {
 		s.gone = map[string]time.Time{}
 	}
 	s.sched = settle.New(opts.settle(), s.save)
+	go s.read() // the Store's: it ends when statefile answers the read
 	return s
 }
 
@@ -252,7 +272,6 @@ func (s *Store) Set(chat string, a Anchor) {
 		delete(s.forgot, chat)
 	}
 	delete(s.gone, chat)
-	s.startLocked()
 	s.mu.Unlock()
 	s.sched.Mark()
 }
@@ -276,7 +295,6 @@ func (s *Store) Forget(chat string) {
 		s.gone[chat] = time.Now().UTC()
 		ok = true
 	}
-	s.startLocked()
 	s.mu.Unlock()
 	if ok {
 		s.sched.Mark()
@@ -285,15 +303,13 @@ func (s *Store) Forget(chat string) {
 
 // Get returns chat's place and whether there is one. It answers from memory
 // at once and never waits on the disk, so it is safe on the GUI goroutine
-// even when the disk hangs. The first Get (like the first Set, Forget or
-// Load) starts the file's read in the background; until that read has
-// landed ([Store.Loaded] is closed), Get knows only the places set since
-// Open and returns false for the others. [Store.GetContext] waits for the
+// even when the disk hangs. Until the file's read has landed
+// ([Store.Loaded] is closed), Get knows only the places set since Open and
+// returns false for the others. [Store.GetContext] waits for the
 // read. Get does not make chat recently set.
 func (s *Store) Get(chat string) (Anchor, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.startLocked()
 	e, ok := s.byChat[chat]
 	if !ok {
 		return Anchor{}, false

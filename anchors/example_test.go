@@ -20,7 +20,11 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "anchors.json")
 
+	// Zero Options: a save that fails is logged to slog.Default when it
+	// happens.
 	st := statefile.NewStore(statefile.Options{})
+	// Open never waits on the disk, so the GUI goroutine may call it; its
+	// only errors are statefile.Open's (a closed Store).
 	places, err := anchors.Open(st, path, anchors.Options{Max: 2})
 	if err != nil {
 		log.Fatal(err)
@@ -41,8 +45,15 @@ func Example() {
 
 	st = statefile.NewStore(statefile.Options{}) // next start
 	defer st.Close(context.Background())
-	places, _ = anchors.Open(st, path, anchors.Options{Max: 2})
-	if err := places.Load(ctx); err != nil { // optional: read now, log a corrupt file
+	places, err = anchors.Open(st, path, anchors.Options{Max: 2})
+	if err != nil {
+		log.Fatal(err)
+	}
+	// Off the GUI goroutine (a GUI waits on places.Loaded() and redraws):
+	// wait for the read and log what it met. With a corrupt file (kept
+	// aside) or an unreadable one (never overwritten: places then saves
+	// nothing), places still works: log and go on.
+	if err := places.Load(ctx); err != nil {
 		log.Print(err)
 	}
 	for _, chat := range []string{"chat-a", "chat-b", "chat-c"} {

@@ -6,25 +6,17 @@ import (
 	"fmt"
 	"io/fs"
 	"maps"
+	"strings"
 	"time"
 
 	"github.com/offmain/offmain/statefile"
 )
 
-// startLocked starts the file's read once. The goroutine is the Store's; it
-// ends when statefile's Load returns (on a disk that never answers, when
-// the disk does, or at exit). Caller holds mu.
-func (s *Store) startLocked() {
-	if s.started {
-		return
-	}
-	s.started = true
-	go s.read()
-}
-
 // read loads the file, merges it under the places set since Open, and, if a
 // save found the file unread meanwhile, queues that save. A watching Store
-// then starts its watch, unless saves are off.
+// then starts its watch, unless saves are off. It runs on the Store's own
+// goroutine, started by open; it ends when statefile's Load returns (on a
+// disk that never answers, when the disk does, or at exit).
 func (s *Store) read() {
 	data, err := s.file.Load()
 	s.mu.Lock()
@@ -83,23 +75,21 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 	return s.lru.Len() < n
 }
 
-// Load reads the file if nothing has yet, and waits until it has been read
-// or ctx ends. It returns what the read met: nil when the file was read or
-// did not exist; an error matching statefile.ErrCorrupt when it did not parse
-// (statefile kept it aside; the store started empty and saves normally); any
-// other read error, after which the Store keeps working in memory but never
-// saves, so that a file it could not read is not overwritten. With
-// [Options.Watch], it also returns an error saying so if the watch could not
-// start (the Store then works without it). Every call returns the same
-// error, or ctx's if it ended first.
+// Load waits until the file has been read or ctx ends. It returns what the
+// read met: nil when the file was read or did not exist; an error matching
+// statefile.ErrCorrupt when it did not parse (statefile kept the bytes
+// aside when it could, see statefile.CorruptError; the store started empty
+// and saves normally); any other read error (EACCES, EIO), after which the
+// Store keeps working in memory but never saves, so that a file it could
+// not read is not overwritten: fix the cause and start again. With
+// [Options.Watch], it also returns an error saying so if the watch could
+// not start (the Store then works without it). Every call returns the same
+// error, or one wrapping ctx's if ctx ended first.
 //
-// Load is optional: Get starts the read without waiting for it. Call Load
-// early, off the GUI goroutine, to have the places ready and to log the
-// error.
+// Load is optional, and blocks: call it off the GUI's main goroutine, to
+// log what the read met and to know the places are all there, or wait on
+// [Store.Loaded] instead.
 func (s *Store) Load(ctx context.Context) error {
-	s.mu.Lock()
-	s.startLocked()
-	s.mu.Unlock()
 	select {
 	case <-s.loadDone:
 	case <-ctx.Done():
@@ -107,10 +97,7 @@ func (s *Store) Load(ctx context.Context) error {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.watchErr != nil {
-		return errors.Join(s.readErr, s.watchErr)
-	}
-	return s.readErr
+	return joinErrs(s.readErr, s.watchErr)
 }
 
 // GetContext is [Store.Get] for callers that can wait: it first waits for
@@ -118,9 +105,6 @@ func (s *Store) Load(ctx context.Context) error {
 // ends. It returns an error wrapping ctx's only when ctx ended first, and
 // then answers like Get; what the read met is [Store.Load]'s to report.
 func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, error) {
-	s.mu.Lock()
-	s.startLocked()
-	s.mu.Unlock()
 	var err error
 	select {
 	case <-s.loadDone:
@@ -133,7 +117,7 @@ func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, erro
 
 // Loaded returns a channel that is closed once the file's read has landed
 // and its places are merged: from then on Get answers for every place. It
-// does not start the read (Get, Set, Forget and Load do). A GUI can wait
+// is closed once; Open started the read. A GUI can wait
 // on it off its main goroutine and then redraw, for instance to restore a
 // scroll place that Get did not know yet.
 func (s *Store) Loaded() <-chan struct{} { return s.loadDone }
@@ -204,13 +188,14 @@ func (s *Store) Flush(ctx context.Context) error {
 	err := s.file.Flush(ctx)
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	var errs []error
 	if s.lost != nil {
-		err = errors.Join(fmt.Errorf("anchors: last place not saved: %w", s.lost), err)
+		errs = append(errs, fmt.Errorf("anchors: last place not saved: %w", s.lost))
 	}
 	if s.readErr != nil && !errors.Is(s.readErr, statefile.ErrCorrupt) {
-		err = errors.Join(s.readErr, err)
+		errs = append(errs, s.readErr)
 	}
-	return err
+	return joinErrs(append(errs, err)...)
 }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
@@ -225,4 +210,36 @@ func (s *Store) Close(ctx context.Context) error {
 	s.endWatch()
 	s.sched.Close()
 	return s.Flush(ctx)
+}
+
+// joinedError is errors.Join's result with its text on one line (errors.Join
+// puts a newline between the parts), so that one-line logs stay whole.
+type joinedError []error
+
+func (e joinedError) Error() string {
+	parts := make([]string, len(e))
+	for i, err := range e {
+		parts[i] = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+func (e joinedError) Unwrap() []error { return e }
+
+// joinErrs is errors.Join with a one-line text: nil when every err is nil,
+// the error itself when only one is not and its text is one line.
+func joinErrs(errs ...error) error {
+	var e joinedError
+	for _, err := range errs {
+		if err != nil {
+			e = append(e, err)
+		}
+	}
+	switch {
+	case len(e) == 0:
+		return nil
+	case len(e) == 1 && !strings.Contains(e[0].Error(), "\n"):
+		return e[0]
+	}
+	return e
 }

@@ -14,15 +14,19 @@ import (
 	"github.com/offmain/offmain/statefile"
 )
 
-// The tests of the lazy read: when the file is read, how edits made before
-// it merge with it, and what a failed read does.
+// The tests of the background read: when the file is read, how edits made
+// before it merge with it, and what a failed read does.
 
-func TestFirstGetReadsOnce(t *testing.T) {
+// TestOpenReadsOnce: Open queues one read, in the background (a read that
+// hangs does not hold Open), and Gets never read again.
+func TestOpenReadsOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(disk("x", "y"))
+		f.Gate = make(chan struct{})
 		s := openFake(t, f, Options{})
 		synctest.Wait()
-		assert.Zero(t, f.Loads(), "Open must not read the file")
+		assert.Equal(t, 1, f.Loads(), "Open queues the read")
+		close(f.Gate)
 		got, ok := getWait(t, s, "y")
 		assert.True(t, ok)
 		assert.Equal(t, "disk-y", got.Item)

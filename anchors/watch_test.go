@@ -254,9 +254,11 @@ func TestMergeRules(t *testing.T) {
 func TestWatchLifecycle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(fileData{})
+		f.Gate = make(chan struct{})
 		s := openFake(t, f, Options{OnChange: func([]string) {}})
 		synctest.Wait()
 		assert.Zero(t, f.Watches(), "watches before the read")
+		close(f.Gate)
 		require.NoError(t, s.Load(t.Context()))
 		assert.Equal(t, 1, f.Watches(), "OnChange implies Watch; the read starts it")
 		require.NoError(t, s.Close(t.Context()))

@@ -17,7 +17,7 @@ import (
 // goroutines: synctest cannot wait on a goroutine blocked on a sync.Mutex.
 func TestFlushDuringClose(t *testing.T) {
 	f := &fakeFile{Start: time.Now()}
-	s, err := open(t.Context(), f, Options{})
+	s, err := openSync(t.Context(), f, Options{})
 	require.NoError(t, err)
 	s.Set("a", "last words")
 

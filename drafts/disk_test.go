@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -25,7 +26,7 @@ func newStatefile(t *testing.T) *statefile.Store {
 
 func openDisk(t *testing.T, st *statefile.Store, path string) *Store {
 	t.Helper()
-	s, err := Open(st, path, Options{})
+	s, err := OpenContext(t.Context(), st, path, Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.sched.Stop() })
 	return s
@@ -109,7 +110,7 @@ func TestCorruptFile(t *testing.T) {
 	path := filepath.Join(dir, "drafts.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"version":1,"drafts":{"a":`), 0o600))
 	st := newStatefile(t)
-	s, err := Open(st, path, Options{})
+	s, err := OpenContext(t.Context(), st, path, Options{})
 	require.NotNil(t, s, "Open must return a usable store")
 	t.Cleanup(func() { s.sched.Stop() })
 	assert.ErrorIs(t, err, statefile.ErrCorrupt)
@@ -129,18 +130,25 @@ func TestCorruptFile(t *testing.T) {
 func TestUnreadableFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drafts.json")
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails with EISDIR
-	s, err := Open(newStatefile(t), path, Options{})
-	assert.Nil(t, s)
+	s, err := OpenContext(t.Context(), newStatefile(t), path, Options{})
+	require.NotNil(t, s, "the Store works in memory")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, statefile.ErrCorrupt)
 	assert.NotErrorIs(t, err, fs.ErrNotExist)
+	assert.Equal(t, err, s.Load(t.Context()), "every Load returns the read's error")
+	s.Set("a", "typed")
+	d, _ := s.Get("a")
+	assert.Equal(t, "typed", d.Text, "memory still works")
+	ferr := s.Close(t.Context())
+	assert.ErrorIs(t, ferr, syscall.EISDIR, "Close says saves are off, and why")
+	assert.Contains(t, ferr.Error(), "not saving")
 	assert.DirExists(t, path, "what could not be read must be left alone")
 }
 
 func TestOpenClosedStatefile(t *testing.T) {
 	st := statefile.NewStore(statefile.Options{})
 	require.NoError(t, st.Close(t.Context()))
-	_, err := Open(st, filepath.Join(t.TempDir(), "d.json"), Options{})
+	_, err := OpenContext(t.Context(), st, filepath.Join(t.TempDir(), "d.json"), Options{})
 	assert.ErrorIs(t, err, statefile.ErrClosed)
 }
 
@@ -160,7 +168,7 @@ func TestConcurrentEditsWhileWriting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drafts.json")
 	st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
 	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	s, err := Open(st, path, Options{Settle: 1, MaxWait: 1}) // 1ns: save on every pause
+	s, err := OpenContext(t.Context(), st, path, Options{Settle: 1, MaxWait: 1}) // 1ns: save on every pause
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := range 4 {

@@ -8,6 +8,15 @@
 // without pause still has their text on disk every few seconds. Encoding and
 // every disk operation happen on statefile's writer.
 //
+// [Open] does not touch the disk either: it queues the file's read on
+// statefile's writer for the path, behind any saves already queued there,
+// and returns. Until the read lands ([Store.Loaded] closes), Get and Tabs
+// know only the drafts set since Open, which win over the file's; saves
+// wait for the read, as a save before it would drop the file's drafts.
+// What the read met arrives through [Store.Load], which waits under a
+// context: call it off the GUI goroutine and log its error, or use
+// [OpenContext] where waiting is fine. anchors works the same way.
+//
 // At quit, call [Store.Close] (or [Store.Flush], or add the Store to a
 // flush.Hook): it queues the last edit at once and waits for it under a
 // deadline.
@@ -61,7 +70,7 @@
 //   - "version" is 1, the only format so far.
 //   - "drafts" maps each tab to its [Draft]: "text"; "attachments", the
 //     files' paths, left out when there are none; "updated_at", an RFC 3339
-//     time (UTC when the Store stamped it). Open drops a draft with no text
+//     time (UTC when the Store stamped it). The read drops a draft with no text
 //     and no attachments, and one older than [Options.MaxAge].
 //   - "deleted", written only by a Store with [Options.Watch], maps a tab to
 //     when its draft was deleted: {"tab-3": "2026-03-02T09:17:00Z"}. A Store
@@ -76,11 +85,13 @@
 // wrote.
 //
 // A file that does not decode into this shape (empty, cut short, "drafts"
-// not an object) is renamed by statefile to
-// "<name>.corrupt-<UTC time>" beside it and never deleted; [Open] then
-// returns an empty, working Store and an error matching
-// statefile.ErrCorrupt. Any other read error returns no Store, so a file
-// that could not be read is never overwritten.
+// not an object) is renamed by statefile to "<name>.corrupt-<UTC time>"
+// beside it when the directory allows (statefile keeps the newest few such
+// copies, see statefile.Options.MaxCorrupt); the Store starts empty and
+// saves as usual, and [Store.Load] returns an error matching
+// statefile.ErrCorrupt. After any other read error (EACCES, EIO) the Store
+// works in memory but never saves, so a file that could not be read is
+// never overwritten; Load and Flush return that error.
 //
 // # Stability
 //

@@ -2,16 +2,13 @@ package drafts
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
 	"maps"
 	"slices"
 	"sync"
 	"time"
 
 	"github.com/offmain/offmain/internal/settle"
-	"github.com/offmain/offmain/statefile"
 )
 
 // Draft is one tab's unsent message.
@@ -41,24 +38,37 @@ type fileData struct {
 const fileVersion = 1
 
 // file is what the Store needs of a *statefile.File[fileData]; tests
-// replace it to see when saves are queued and to deliver changes.
+// replace it to control when the read returns, see when saves are queued
+// and deliver changes.
 type file interface {
 	Save(fileData) error
 	Remove() error
 	LoadContext(ctx context.Context) (fileData, error)
 	Flush(ctx context.Context) error
+	Path() string
 	Watch(fn func(fileData, error)) (stop func(), err error)
 }
 
 // Store holds the drafts of all tabs. Its methods are safe for concurrent
-// use from any goroutine; Set, Put, Delete, Get and Tabs never touch the disk.
+// use from any goroutine. Set, Put, Delete, Get, Tabs and Loaded never
+// wait on the disk, so the GUI's main goroutine may call them; Load,
+// GetContext, Flush and Close wait, under a context.
 type Store struct {
-	file      file
-	sched     *settle.Scheduler
-	onChange  func(tabs []string) // Options.OnChange; nil: none
-	stopWatch func()              // ends the watch; nil when not watching. Set by open only.
+	file     file
+	sched    *settle.Scheduler
+	onChange func(tabs []string) // Options.OnChange; nil: none
+	opts     Options
 
-	mu sync.Mutex // protects drafts, gone, saved and lost
+	loadDone chan struct{} // closed once the file was read and merged
+	saveMu   sync.Mutex    // held by save from copy to queue, so saves queue in state order
+
+	// watchMu orders the watch's start, by read, with its end, by Close,
+	// so that a watch never starts after Close. Order: watchMu, then mu.
+	watchMu   sync.Mutex
+	closed    bool   // Close has run; guarded by watchMu
+	stopWatch func() // ends the running watch, if any; guarded by watchMu
+
+	mu sync.Mutex // protects the fields below
 	// drafts is the current state. Its Attachments slices are never changed
 	// in place (Put stores a copy), so a shallow maps.Clone shares nothing
 	// the writer could see change.
@@ -66,82 +76,18 @@ type Store struct {
 	// gone holds the tombstones (see the package documentation) when the
 	// Store watches, and is nil when it does not.
 	gone map[string]time.Time
-	lost error // why the last save could not be queued (statefile.ErrClosed)
+	// touched holds the tabs set, put or deleted since Open, before the
+	// read landed: the file's drafts of those tabs are older. Nil after it.
+	touched  map[string]bool
+	loaded   bool  // the read has been merged
+	waiting  bool  // a save found the file unread; set until the read has queued it
+	readErr  error // what the read met; saves are off unless it is nil or ErrCorrupt
+	watchErr error // why the watch could not start
+	lost     error // why the last save could not be queued (statefile.ErrClosed)
 	// saved holds each tab's draft as the last save handed it to
 	// statefile, for Set to tell an undone edit (see Set). A tab whose
 	// draft a merge or a delete changed since is not in it.
 	saved map[string]Draft
-}
-
-// Open opens the drafts file at path in st and reads it once, after any
-// saves already queued on that path in st. Drafts older than
-// [Options.MaxAge] are dropped (and the file is rewritten without them).
-//
-// With no file, the store starts empty. A file that does not parse is kept
-// aside by statefile and the store starts empty: Open then returns a usable
-// Store together with an error for which errors.Is(err, statefile.ErrCorrupt)
-// holds (errors.As finds the *statefile.CorruptError that says where the
-// bytes went). Any other read failure returns a nil Store and the error, so
-// that a file that could not be read is never overwritten.
-//
-// With [Options.Watch], Open starts watching the file once it has read it.
-// If the watch cannot start (the inotify limits, say), Open still returns
-// the usable Store, which then does not watch, with an error saying so. In
-// short: a non-nil Store with a non-nil error works; log the error.
-func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
-	return OpenContext(context.Background(), st, path, opts)
-}
-
-// OpenContext is [Open] that gives up waiting for the file's read when ctx
-// ends, returning a nil Store and an error wrapping ctx's, so that an app
-// can start without its drafts rather than hang on a disk that does not
-// answer. The read stays queued in statefile and its result is dropped.
-func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Options) (*Store, error) {
-	f, err := statefile.Open[fileData](st, path)
-	if err != nil {
-		return nil, fmt.Errorf("drafts: %w", err)
-	}
-	return open(ctx, f, opts)
-}
-
-func open(ctx context.Context, f file, opts Options) (*Store, error) {
-	s := &Store{file: f, drafts: map[string]Draft{}, onChange: opts.OnChange}
-	if opts.watch() {
-		s.gone = map[string]time.Time{}
-	}
-	s.sched = settle.New(opts.settle(), s.save)
-	data, err := f.LoadContext(ctx)
-	var warn error
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist): // no drafts yet
-	case errors.Is(err, statefile.ErrCorrupt):
-		warn = fmt.Errorf("drafts: starting empty: %w", err)
-	default:
-		return nil, fmt.Errorf("drafts: %w", err)
-	}
-	now := time.Now()
-	cutoff, expire := opts.cutoff(now)
-	dropped := false
-	for tab, d := range data.Drafts {
-		if d.empty() || (expire && d.UpdatedAt.Before(cutoff)) {
-			dropped = true
-			continue
-		}
-		s.drafts[tab] = d
-	}
-	if s.gone != nil && s.loadTombstones(data.Deleted, now) {
-		dropped = true
-	}
-	if dropped {
-		s.sched.Mark() // rewrite the file without them
-	}
-	if s.gone != nil {
-		if err := s.startWatch(); err != nil {
-			warn = errors.Join(warn, err)
-		}
-	}
-	return s, warn
 }
 
 // Set sets tab's draft text, keeping its attachments, and stamps UpdatedAt.
@@ -184,6 +130,9 @@ func (s *Store) putLocked(tab string, d Draft) {
 		// what a fresh Store reads back from the JSON.
 		d.UpdatedAt = time.Now().UTC()
 	}
+	if s.touched != nil {
+		s.touched[tab] = true
+	}
 	if d.empty() {
 		s.deleteLocked(tab, d.UpdatedAt)
 		return
@@ -196,8 +145,16 @@ func (s *Store) putLocked(tab string, d Draft) {
 // save removes the file (for a watching Store, see the package
 // documentation).
 func (s *Store) Delete(tab string) {
+	at := time.Now().UTC()
 	s.mu.Lock()
-	ok := s.deleteLocked(tab, time.Now().UTC())
+	ok := s.deleteLocked(tab, at)
+	if s.touched != nil { // the unread file may hold a draft of tab
+		s.touched[tab] = true
+		if !ok && s.gone != nil {
+			s.gone[tab] = at
+		}
+		ok = true
+	}
 	s.mu.Unlock()
 	if ok {
 		s.sched.Mark()
@@ -219,7 +176,10 @@ func (s *Store) deleteLocked(tab string, at time.Time) bool {
 	return true
 }
 
-// Get returns a copy of tab's draft and whether there is one.
+// Get returns a copy of tab's draft and whether there is one. It answers
+// from memory and never waits on the disk: until the file's read has landed
+// ([Store.Loaded] is closed) it knows only the drafts set since Open.
+// [Store.GetContext] waits for the read.
 func (s *Store) Get(tab string) (Draft, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -228,19 +188,34 @@ func (s *Store) Get(tab string) (Draft, bool) {
 	return d, ok
 }
 
-// Tabs returns the tabs that have a draft, sorted.
+// Tabs returns the tabs that have a draft, sorted. Like Get, it answers
+// from memory; before the read has landed it lists only the tabs set since
+// Open.
 func (s *Store) Tabs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return slices.Sorted(maps.Keys(s.drafts))
 }
 
-// save is the scheduler's callback: it hands statefile a copy of the drafts
-// (and tombstones), or removes the file when there are none. Calls never
-// overlap (settle runs one at a time, Close's last one included), so saves
-// are queued in the order of the states they copy.
+// save is the scheduler's callback (Close's last one included), and also
+// runs from read; saveMu keeps the two from overlapping. It hands
+// statefile a copy of the drafts (and tombstones), or removes the file when
+// there are none. Before the file has been read it only notes that read
+// must save, since a save then would drop the file's drafts; after a read
+// that failed (not a missing or corrupt file) it saves nothing.
 func (s *Store) save() {
+	s.saveMu.Lock()
+	defer s.saveMu.Unlock()
 	s.mu.Lock()
+	if !s.loaded {
+		s.waiting = true
+		s.mu.Unlock()
+		return
+	}
+	if !savesOn(s.readErr) {
+		s.mu.Unlock()
+		return
+	}
 	s.pruneLocked(time.Now())
 	var snap fileData
 	if len(s.drafts) > 0 || len(s.gone) > 0 {
@@ -263,34 +238,50 @@ func (s *Store) save() {
 }
 
 // Flush queues any unsaved edit now, then waits until the drafts file has
-// reached the disk or ctx ends. It returns statefile's error (a
-// *statefile.NotDrainedError naming the path when ctx ended first or the
-// save failed), joined with an error matching statefile.ErrClosed if the
-// statefile.Store was closed before the last edit could be queued.
+// reached the disk or ctx ends. If the file has not been read yet, it waits
+// for the read first (a save needs the file's drafts). It returns
+// statefile's error (a *statefile.NotDrainedError naming the path when ctx
+// ended first or the save failed), an error wrapping ctx's when the read
+// did not finish in time, and errors saying why saves are off (the file
+// could not be read) or the last edit could not be queued (an error
+// matching statefile.ErrClosed).
 func (s *Store) Flush(ctx context.Context) error {
 	s.sched.Flush()
+	s.mu.Lock()
+	waiting := s.waiting
+	s.mu.Unlock()
+	if waiting {
+		select {
+		case <-s.loadDone:
+		case <-ctx.Done():
+			return fmt.Errorf("drafts: %s not read yet, nothing saved: %w", s.file.Path(), ctx.Err())
+		}
+	}
 	err := s.file.Flush(ctx)
 	s.mu.Lock()
-	lost := s.lost
-	s.mu.Unlock()
-	if lost != nil {
-		err = errors.Join(fmt.Errorf("drafts: last edit not saved: %w", lost), err)
+	defer s.mu.Unlock()
+	var errs []error
+	if s.lost != nil {
+		errs = append(errs, fmt.Errorf("drafts: last edit not saved: %w", s.lost))
 	}
-	return err
+	if !savesOn(s.readErr) {
+		errs = append(errs, s.readErr)
+	}
+	return joinErrs(append(errs, err)...)
 }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,
-// queues any unsaved edit, and waits for the file like [Store.Flush]. After
-// Close the Store still answers Get and Tabs, and Set, Put and Delete still
-// change memory, but nothing more is saved or merged. Close does not close
-// the statefile.Store, which may hold other files. A second Close only
-// waits for the file again. A Flush called while Close queues the last edit
-// returns only after it is queued.
+// queues any unsaved edit, and waits for the file like [Store.Flush]. If
+// the file is still being read when ctx ends, the save is queued when the
+// read finishes, and no watch starts. After Close the Store still answers
+// Get and Tabs, and Set, Put and Delete still change memory, but nothing
+// more is saved or merged. Close does not close the statefile.Store, which
+// may hold other files. A second Close only waits for the file again. A
+// Flush called while Close queues the last edit returns only after it is
+// queued.
 func (s *Store) Close(ctx context.Context) error {
-	if s.stopWatch != nil {
-		s.stopWatch()
-	}
+	s.endWatch()
 	s.sched.Close()
 	return s.Flush(ctx)
 }

@@ -1,6 +1,7 @@
 package drafts
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -33,10 +34,17 @@ func (d fileData) texts() map[string]string {
 	return m
 }
 
+// openSync is open followed by Load, as OpenContext is Open followed by
+// Load: the Store once its file's read has landed, and what the read met.
+func openSync(ctx context.Context, f file, opts Options) (*Store, error) {
+	s := open(f, opts)
+	return s, s.Load(ctx)
+}
+
 func openFake(t *testing.T, opts Options, load fileData) (*Store, *fakeFile) {
 	t.Helper()
 	f := &fakeFile{Start: time.Now(), LoadValue: load}
-	s, err := open(t.Context(), f, opts)
+	s, err := openSync(t.Context(), f, opts)
 	require.NoError(t, err)
 	t.Cleanup(func() { s.sched.Stop() })
 	return s, f
@@ -259,7 +267,7 @@ func TestMaxAge(t *testing.T) {
 func TestOpenLoadErrors(t *testing.T) {
 	corrupt := &statefile.CorruptError{Path: "/x/drafts.json", Aside: "/x/drafts.json.corrupt-1", Err: errors.New("bad json")}
 	f := &fakeFile{LoadErr: corrupt}
-	s, err := open(t.Context(), f, Options{})
+	s, err := openSync(t.Context(), f, Options{})
 	require.NotNil(t, s, "a corrupt file must still give a usable store")
 	assert.ErrorIs(t, err, statefile.ErrCorrupt)
 	var ce *statefile.CorruptError
@@ -267,7 +275,11 @@ func TestOpenLoadErrors(t *testing.T) {
 	s.sched.Stop()
 
 	f = &fakeFile{LoadErr: errors.New("input/output error")}
-	s, err = open(t.Context(), f, Options{})
-	assert.Nil(t, s, "an unreadable file must not give a store that would overwrite it")
+	s, err = openSync(t.Context(), f, Options{})
+	require.NotNil(t, s, "the Store works in memory")
 	assert.ErrorContains(t, err, "input/output error")
+	s.Set("a", "typed")
+	ferr := s.Close(t.Context())
+	assert.ErrorContains(t, ferr, "input/output error", "Close says why nothing was saved")
+	assert.Empty(t, f.Ops(), "an unreadable file must never be overwritten")
 }

@@ -20,10 +20,14 @@ func Example() {
 	defer os.RemoveAll(dir)
 	path := filepath.Join(dir, "drafts.json")
 
+	// Zero Options: a save that fails is logged to slog.Default when it
+	// happens.
 	st := statefile.NewStore(statefile.Options{})
+	// Open never waits on the disk, so the GUI goroutine may call it; its
+	// only errors are statefile.Open's (a closed Store).
 	d, err := drafts.Open(st, path, drafts.Options{})
 	if err != nil {
-		log.Fatal(err) // with a corrupt file, d is still usable: log and go on
+		log.Fatal(err)
 	}
 
 	// On every keystroke, from the GUI goroutine: no disk, no encoding.
@@ -43,12 +47,19 @@ func Example() {
 		log.Print(err)
 	}
 
-	// Next start: the drafts are back.
+	// Next start: the drafts are back once the read lands.
 	st = statefile.NewStore(statefile.Options{})
 	defer st.Close(context.Background())
 	d, err = drafts.Open(st, path, drafts.Options{})
 	if err != nil {
 		log.Fatal(err)
+	}
+	// Off the GUI goroutine (a GUI waits on d.Loaded() and redraws): wait
+	// for the read and log what it met. With a corrupt file (kept aside) or
+	// an unreadable one (never overwritten: d then saves nothing), d still
+	// works: log and go on.
+	if err := d.Load(ctx); err != nil {
+		log.Print(err)
 	}
 	for _, tab := range d.Tabs() {
 		dr, _ := d.Get(tab)
@@ -86,6 +97,9 @@ func Example_watch() {
 		})
 		if err != nil {
 			log.Fatal(err)
+		}
+		if err := w.d.Load(ctx); err != nil { // the watch starts after the read
+			log.Print(err)
 		}
 		return w
 	}

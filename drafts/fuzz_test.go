@@ -60,7 +60,7 @@ func FuzzOpen(f *testing.F) {
 		st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
 		defer st.Close(context.Background()) //nolint:errcheck // checked by the Flushes below
 
-		s, err := Open(st, path, Options{MaxAge: -1}) // no expiry: what is read is what is kept
+		s, err := OpenContext(t.Context(), st, path, Options{MaxAge: -1}) // no expiry: what is read is what is kept
 		require.NotNil(t, s, "Open returned no Store (err %v)", err)
 		var want fileData
 		if jerr := json.Unmarshal(data, &want); jerr == nil && len(data) > 0 {
@@ -73,7 +73,7 @@ func FuzzOpen(f *testing.F) {
 
 		s.Set("fuzz", "typed after the open")
 		require.NoError(t, s.Close(context.Background()), "the Store saves")
-		again, err := Open(st, path, Options{MaxAge: -1})
+		again, err := OpenContext(t.Context(), st, path, Options{MaxAge: -1})
 		require.NoError(t, err)
 		d, ok := again.Get("fuzz")
 		assert.True(t, ok && d.Text == "typed after the open", "read back: got %+v, %t", d, ok)

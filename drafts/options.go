@@ -6,7 +6,7 @@ import (
 	"github.com/offmain/offmain/internal/settle"
 )
 
-// DefaultMaxAge is how old a draft may get before [Open] drops it, when
+// DefaultMaxAge is how old a draft may get before the read after [Open] drops it, when
 // [Options.MaxAge] is zero.
 const DefaultMaxAge = 30 * 24 * time.Hour
 
@@ -28,7 +28,7 @@ type Options struct {
 	// window of the app) save it, merging their drafts into this Store by
 	// newest UpdatedAt per tab, and writing this Store's deletes as
 	// tombstones so that they reach the others: see "Several windows" in
-	// the package documentation. False: the file is read once, by Open.
+	// the package documentation. False: the file is read once, after Open.
 	Watch bool
 
 	// OnChange, if set, is called after a change saved by another process

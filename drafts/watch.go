@@ -17,16 +17,36 @@ import (
 // while a file with no draft left is still removed the same day.
 const tombstoneTTL = time.Hour
 
-// startWatch starts the watch, at the end of open. A save by another
-// window between open's read and this is seen with the next change of the
-// file (by either window: a save missing a draft gets it written back).
-func (s *Store) startWatch() error {
+// startWatch starts the watch once the file has been read, unless Close
+// came first. A save by another window between the read and this is seen
+// with the next change of the file (by either window: a save missing a
+// draft gets it written back). Order: watchMu, then mu.
+func (s *Store) startWatch() {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	if s.closed {
+		return
+	}
 	stop, err := s.file.Watch(s.changed)
 	if err != nil {
-		return fmt.Errorf("drafts: not watching: %w", err)
+		s.mu.Lock()
+		s.watchErr = fmt.Errorf("drafts: not watching: %w", err)
+		s.mu.Unlock()
+		return
 	}
 	s.stopWatch = stop
-	return nil
+}
+
+// endWatch stops the watch, if one runs, waiting for a call of changed in
+// progress, and keeps one from starting later.
+func (s *Store) endWatch() {
+	s.watchMu.Lock()
+	defer s.watchMu.Unlock()
+	s.closed = true
+	if s.stopWatch != nil {
+		s.stopWatch()
+		s.stopWatch = nil
+	}
 }
 
 // changed is the watch's fn: another process changed the file. It runs on
@@ -85,7 +105,7 @@ func (s *Store) merge(data fileData, now time.Time) (tabs []string, resave bool)
 	return diff(before, s.drafts), resave
 }
 
-// loadTombstones takes the file's tombstones at Open, the newer winning
+// loadTombstones takes the file's tombstones at the read, the newer winning
 // against a draft of the same tab (a file this package writes never holds
 // both). It reports whether it dropped anything, a draft or a tombstone
 // (expired, or older than the draft), so that the file is rewritten.

@@ -58,7 +58,7 @@ func openWindow(t *testing.T, path string) *window {
 	f, err := statefile.Open[fileData](st, path)
 	require.NoError(t, err)
 	w := &window{raw: make(chan map[string]string, 16), changes: make(chan []string, 16)}
-	w.s, err = open(t.Context(), tapFile{f, w.raw}, Options{Watch: true, OnChange: func(tabs []string) { w.changes <- tabs }})
+	w.s, err = openSync(t.Context(), tapFile{f, w.raw}, Options{Watch: true, OnChange: func(tabs []string) { w.changes <- tabs }})
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, w.s.Close(context.Background())) })
 	return w

@@ -297,7 +297,7 @@ func TestWatchOptions(t *testing.T) {
 
 		errNo := errors.New("too many open files")
 		f = &fakeFile{WatchErr: errNo}
-		s, err := open(t.Context(), f, Options{Watch: true})
+		s, err := openSync(t.Context(), f, Options{Watch: true})
 		require.NotNil(t, s, "a Store that cannot watch still works")
 		assert.ErrorIs(t, err, errNo)
 		assert.ErrorContains(t, err, "not watching")

@@ -156,7 +156,7 @@ func TestQuitOnHungDisk(t *testing.T) {
 
 	st := statefile.NewStore(statefile.Options{})
 	defer st.Close(context.Background())
-	d, err := drafts.Open(st, draftsPath, drafts.Options{})
+	d, err := drafts.OpenContext(t.Context(), st, draftsPath, drafts.Options{})
 	require.NoError(t, err)
 	got, _ := d.Get("chat")
 	assert.Equal(t, "unsent words", got.Text, "drafts on a working disk drain")

@@ -14,8 +14,11 @@ var (
 
 	// ErrCorrupt is matched (with errors.Is) by the error Load returns when
 	// the file exists but does not parse as the File's type, and by a
-	// watch's report of such a file. The bytes are never deleted: see
-	// [CorruptError] for where they are.
+	// watch's report of such a file. Load renames the bytes aside when it
+	// can (not in a read-only directory, say); they are never deleted
+	// while they are the newest [Options.MaxCorrupt] copies. To tell where
+	// they are, take the [*CorruptError] with errors.As: its Aside is
+	// empty when they are still at Path.
 	ErrCorrupt = errors.New("statefile: corrupt file")
 
 	// ErrReentrant is matched by the error of a Flush called on a path's
@@ -30,24 +33,47 @@ var (
 )
 
 // CorruptError reports a file that did not parse. errors.Is(err, ErrCorrupt)
-// holds for it, and Unwrap returns the decoding error. Load moves the bytes
-// aside and names where in Aside; a watch ([File.Watch]) never moves them,
-// and neither does a Load whose move failed: Aside is then empty, the bytes
-// are still at Path, and the error's text says "left in place".
+// holds for it, and errors.Is and errors.As see both the decoding error and
+// the move's. Load moves the bytes aside when it can and names where in
+// Aside; a watch ([File.Watch]) never moves them. Aside is empty when the
+// bytes are still at Path: for a watch, and for a Load whose rename failed
+// (AsideErr says why; the next save retries the move and fails rather than
+// overwrite them). A rename that happened but whose directory fsync failed
+// sets both Aside and AsideErr.
 type CorruptError struct {
-	Path  string // the state file
-	Aside string // where its bytes were moved; empty if they are still at Path
-	Err   error  // the decoding error (joined with the move's error if it failed)
+	Path     string // the state file
+	Aside    string // where its bytes were moved; empty if they are still at Path
+	Err      error  // the decoding error
+	AsideErr error  // why moving the bytes aside failed (or its directory fsync); nil if it worked or was not tried
 }
 
 func (e *CorruptError) Error() string {
-	if e.Aside == "" {
-		return "statefile: corrupt file " + e.Path + " left in place: " + e.Err.Error()
+	var where string
+	switch {
+	case e.Aside == "" && e.AsideErr != nil:
+		where = " left in place (moving it aside failed: " + e.AsideErr.Error() + ")"
+	case e.Aside == "":
+		where = " left in place"
+	case e.AsideErr != nil:
+		where = " moved to " + e.Aside + " (directory not synced: " + e.AsideErr.Error() + ")"
+	default:
+		where = " moved to " + e.Aside
 	}
-	return "statefile: corrupt file " + e.Path + " moved to " + e.Aside + ": " + e.Err.Error()
+	return oneLine("statefile: corrupt file " + e.Path + where + ": " + errText(e.Err))
 }
 
-func (e *CorruptError) Unwrap() error        { return e.Err }
+// Unwrap returns the decoding error and, if moving aside failed, its error.
+func (e *CorruptError) Unwrap() []error {
+	errs := make([]error, 0, 2)
+	for _, err := range []error{e.Err, e.AsideErr} {
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+// Is reports whether target is [ErrCorrupt].
 func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 
 // NotDrainedError is returned by Flush and Close when a path's newest
@@ -77,7 +103,7 @@ func (e *NotDrainedError) Error() string {
 	for _, p := range e.failedPaths() {
 		parts = append(parts, fmt.Sprintf("failed %s: %v", p, e.Failed[p]))
 	}
-	return "statefile: not drained: " + strings.Join(parts, "; ")
+	return oneLine("statefile: not drained: " + strings.Join(parts, "; "))
 }
 
 // Unwrap returns Err followed by every failure, so errors.Is(err,
@@ -104,3 +130,24 @@ func (e *NotDrainedError) failedPaths() []string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// oneLine keeps an error's text on one line, for line-based logs: an
+// error made by errors.Join puts a newline between its parts (errors.Join's
+// doc: "formed by concatenating the strings obtained by calling the Error
+// method of each element of errs, with a newline between each string").
+func oneLine(s string) string {
+	if !strings.ContainsAny(s, "\r\n") {
+		return s
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	s = strings.ReplaceAll(s, "\r", "\n")
+	return strings.ReplaceAll(s, "\n", "; ")
+}
+
+// errText is err's text, or "<nil>" for nil, as fmt prints it.
+func errText(err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	return err.Error()
+}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"sync/atomic"
 )
 
 // File is one state file holding a JSON encoding of T. It is safe for
@@ -35,8 +36,13 @@ func (f *File[T]) Save(v T) error {
 		q.mu.Unlock()
 		return ErrClosed
 	}
-	f.slot.v = v
-	start := q.enqueue(opSave)
+	var start bool
+	if f.slot.ups != nil {
+		start = f.slot.queueBehind(q, change[T]{kind: opSave, v: v}) // an Update is pending: keep call order
+	} else {
+		f.slot.v = v
+		start = q.enqueue(opSave)
+	}
 	q.mu.Unlock()
 	if start {
 		q.s.schedule(q)
@@ -54,9 +60,14 @@ func (f *File[T]) Remove() error {
 		q.mu.Unlock()
 		return ErrClosed
 	}
-	var zero T
-	f.slot.v = zero
-	start := q.enqueue(opRemove)
+	var start bool
+	if f.slot.ups != nil {
+		start = f.slot.queueBehind(q, change[T]{kind: opRemove})
+	} else {
+		var zero T
+		f.slot.v = zero
+		start = q.enqueue(opRemove)
+	}
 	q.mu.Unlock()
 	if start {
 		q.s.schedule(q)
@@ -134,22 +145,11 @@ func (f *File[T]) Flush(ctx context.Context) error {
 	return nd.orNil()
 }
 
-// load reads and decodes q's file. It runs on q's writer, so no save can
-// replace the file between the read and a quarantine.
+// load reads and decodes q's file, applying the path's [FileOptions]
+// (fileoptions.go). It runs on q's writer, so no save can replace the file
+// between the read and a quarantine.
 func load[T any](q *queue) (T, error) {
-	var v T
-	data, err := q.s.readFile(q.path)
-	if err != nil {
-		return v, err // an *fs.PathError; errors.Is(err, fs.ErrNotExist) for no file
-	}
-	derr := decode(data, &v)
-	if derr == nil {
-		return v, nil
-	}
-	var zero T
-	err = q.quarantine(derr)
-	q.noteQuarantine(err)
-	return zero, err
+	return q.slot.(*slot[T]).read(q)
 }
 
 func decode[T any](data []byte, v *T) error {
@@ -161,21 +161,36 @@ func decode[T any](data []byte, v *T) error {
 
 // pendingSlot is a queue's typed value holder seen from the untyped queue.
 type pendingSlot interface {
-	takeValue()              // pending value -> writer's value; q.mu held
+	takeValue()              // pending value and changes -> writer's; q.mu held
 	encode() ([]byte, error) // the writer's value as JSON; writer only
 	typeName() string        // for the error of a mismatched Open
+	prepare(q *queue) error  // pending migrations, before any op (migrate.go); writer only
+	batched() bool           // the writer holds Updates or changes behind one (update.go); writer only
+	runBatch(q *queue, o op) error
+	drop() // forget the writer's value and changes; writer only
 }
 
 // slot holds a path's newest queued value and the one its writer encodes,
 // so Save stores a T without boxing it in an interface (no allocation).
 type slot[T any] struct {
-	v      T // newest queued value; guarded by the queue's mu
-	taking T // the value the writer encodes; writer only
+	v      T           // newest queued value; guarded by the queue's mu
+	ups    *changes[T] // Updates, and the Saves and Removes queued behind them, in call order; guarded by the queue's mu
+	taking T           // the value the writer encodes; writer only
+
+	takingUps *changes[T]                    // the changes the writer applies after taking; writer only
+	keep      bool                           // writer only: Update is in use, so encode keeps lastData
+	lastData  []byte                         // writer only: the bytes of the newest save encoded, for Update (update.go)
+	migrated  bool                           // writer only: the file is at the newest version (migrate.go)
+	opts      atomic.Pointer[FileOptions[T]] // set by OpenWith (fileoptions.go); nil means the defaults
 }
 
 func (s *slot[T]) takeValue() {
 	var zero T
 	s.taking, s.v = s.v, zero
+	s.takingUps, s.ups = s.ups, nil
+	if s.takingUps != nil {
+		s.keep = true
+	}
 }
 
 func (s *slot[T]) encode() ([]byte, error) {
@@ -186,7 +201,14 @@ func (s *slot[T]) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("statefile: encode: %w", err)
 	}
-	return append(data, '\n'), nil
+	if err := s.checkVersion(data); err != nil {
+		return nil, err
+	}
+	data = append(data, '\n')
+	if s.keep {
+		s.lastData = data
+	}
+	return data, nil
 }
 
 func (s *slot[T]) typeName() string { return reflect.TypeFor[T]().String() }

@@ -32,10 +32,22 @@ type Options struct {
 	// [ErrReentrant] (see [File.Load], [File.Flush]).
 	OnError func(path string, err error)
 
-	// Logger, if set, gets one Error record per failed save, remove or
-	// encode. Nil means failures are only reported through OnError and
-	// Flush.
+	// Logger gets one Error record per failed save, remove or encode (and
+	// the watch's reports, see [File.Watch]). Nil means [slog.Default] as
+	// it is when NewStore is called: a disk-full or permission error
+	// reaches the app's log when it happens, not only at the next Flush,
+	// which may be at quit or never if the app crashes. For silence, say
+	// so: slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
+
+	// MaxCorrupt is how many moved-aside copies ("<name>.corrupt-<time>")
+	// of a path's corrupt files are kept, newest first: when a Load moves
+	// one more aside, older ones beyond it are removed, as are copies
+	// whose bytes a newer kept copy holds. The copy just moved is always
+	// kept, and no bytes are removed unless a newer copy holds them or
+	// MaxCorrupt newer, different ones are kept (see [ErrCorrupt]). Zero
+	// means [DefaultMaxCorrupt]. Negative means all are kept.
+	MaxCorrupt int
 
 	// Trace, if set, is called on the writer goroutine with one [SaveTrace]
 	// for every save or remove that ran, before it counts as done. Like
@@ -85,6 +97,14 @@ func (d Durability) String() string {
 	return "Durability(" + itoa(int(d)) + ")"
 }
 
+// DefaultMaxCorrupt is [Options.MaxCorrupt] when zero. Chromium's
+// JsonPrefStore keeps one aside copy: it moves a file that does not parse
+// to "<name>.bad", replacing the one before (json_pref_store.cc,
+// HandleReadErrors). Three distinct copies also keep the bytes of the two
+// corruptions before the newest (the older is more often the one that held
+// what a person typed), at a cost of at most three times the file's size.
+const DefaultMaxCorrupt = 3
+
 const (
 	defaultPerm        fs.FileMode = 0o600
 	defaultMaxParallel             = 4
@@ -103,4 +123,11 @@ func (o Options) maxParallel() int {
 		return defaultMaxParallel
 	}
 	return o.MaxParallel
+}
+
+func (o Options) maxCorrupt() int {
+	if o.MaxCorrupt == 0 {
+		return DefaultMaxCorrupt
+	}
+	return o.MaxCorrupt
 }

@@ -14,6 +14,7 @@ const (
 	opNone   opKind = iota
 	opSave          // write slot's value
 	opRemove        // the "nil" save: delete the file
+	opUpdate        // apply the slot's changes to the current value (update.go)
 )
 
 // queue is one path's serial writer state. At most one worker runs a
@@ -123,7 +124,7 @@ func (q *queue) step() bool {
 	case q.pend != opNone:
 		o := q.take()
 		q.mu.Unlock()
-		err := q.run(o)
+		err := q.runOp(o)
 		q.finish(o, err)
 	default:
 		q.scheduled = false
@@ -152,9 +153,7 @@ func (q *queue) take() op {
 		o.queued = time.Since(q.queuedAt)
 		q.queuedAt = time.Time{}
 	}
-	if o.kind == opSave {
-		q.slot.takeValue()
-	}
+	q.slot.takeValue()
 	q.pend, q.superseded = opNone, 0
 	return o
 }

@@ -103,6 +103,9 @@ func openCorruptUnwritable(t *testing.T, set func(t testing.TB, dir string, on b
 		var ce *statefile.CorruptError
 		require.ErrorAs(t, err, &ce)
 		assert.Empty(t, ce.Aside, "nowhere to move it")
+		assert.Error(t, ce.AsideErr, "AsideErr says why the bytes stayed")
+		assert.NotContains(t, err.Error(), "\n", "the error's text is one line")
+		assert.Contains(t, err.Error(), "left in place (moving it aside failed: ", "the text says the bytes stayed")
 		assert.Equal(t, "{torn", string(readBytes(t, path)), "the bytes stay in place")
 	}
 	set(t, dir, false)

@@ -65,6 +65,9 @@ const stuckAfter = time.Second
 
 // NewStore returns a Store with the given options. It starts no goroutine.
 func NewStore(opts Options) *Store {
+	if opts.Logger == nil {
+		opts.Logger = slog.Default() // see Options.Logger: failures are never silent by default
+	}
 	s := &Store{
 		opts:     opts,
 		files:    make(map[string]*queue),

@@ -142,6 +142,10 @@ func isInt64Decimal(d string) bool {
 // "<name>.corrupt-<UTC time>".
 const CorruptSuffix = ".corrupt-"
 
+// corruptTime is the layout of the time in a moved-aside copy's name: fixed
+// width, so the names sort as the times do.
+const corruptTime = "20060102T150405.000000000Z"
+
 // quarantine moves q's file, which did not decode, aside, never deleting
 // it, so a person (or a recovery tool) can still read what it held. It runs
 // on q's writer. When the file cannot be moved (a read-only or immutable
@@ -158,10 +162,10 @@ func (q *queue) quarantine(decodeErr error) error {
 		return &CorruptError{Path: q.path, Err: decodeErr}
 	case aside != "": // moved, but the directory fsync failed
 		q.corruptInPlace = false
-		return &CorruptError{Path: q.path, Aside: aside, Err: errors.Join(decodeErr, err)}
+		return &CorruptError{Path: q.path, Aside: aside, Err: decodeErr, AsideErr: err}
 	default:
 		q.corruptInPlace = true
-		return &CorruptError{Path: q.path, Err: errors.Join(decodeErr, err)}
+		return &CorruptError{Path: q.path, Err: decodeErr, AsideErr: err}
 	}
 }
 
@@ -180,14 +184,16 @@ func (q *queue) retryQuarantine() error {
 	return fmt.Errorf("statefile: %s: corrupt file could not be moved aside, not replacing it: %w", q.path, err)
 }
 
-// moveAside renames path to "<path>.corrupt-<UTC time>" and, for a Durable
+// moveAside renames path to "<path>.corrupt-<UTC time>", removes the
+// copies beyond [Options.MaxCorrupt] (see pruneCorrupt) and, for a Durable
 // Store, fsyncs the directory. aside is set once the rename happened, even
 // if the fsync then failed.
 func (s *Store) moveAside(path string) (aside string, err error) {
-	name := path + CorruptSuffix + time.Now().UTC().Format("20060102T150405.000000000Z")
+	name := path + CorruptSuffix + time.Now().UTC().Format(corruptTime)
 	if err := os.Rename(path, name); err != nil {
 		return "", err
 	}
+	pruneCorrupt(path, name, s.opts.maxCorrupt())
 	if s.opts.Durability == Durable {
 		return name, syncDir(filepath.Dir(path))
 	}
