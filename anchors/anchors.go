@@ -82,11 +82,12 @@
 //   - With nothing left to write, the file is removed rather than saved
 //     empty.
 //
-// Readers ignore fields they do not know, and this release does not check
-// "version": a file of another version is read as if it were version 1, and
-// the next save writes it back as version 1 without the fields it did not
-// know. So do not run an older release of an app over a file a newer one
-// wrote.
+// Readers ignore fields they do not know. A file whose "version" is higher
+// than 1, written by a newer release, is never read as version 1 nor saved
+// over: [Store.Load] returns an error matching statefile.ErrNewerVersion and
+// the Store keeps its places in memory only, so running an older release of
+// an app over a newer file never destroys it. A file without "version" is
+// read as version 1.
 //
 // A file that does not decode into this shape (empty, cut short, "anchors"
 // not a list) is renamed by statefile to "<name>.corrupt-<UTC time>" beside
@@ -203,12 +204,19 @@ type Store struct {
 // that read. The only errors are statefile.Open's, such as
 // statefile.ErrClosed; the Store is then nil.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
-	f, err := statefile.Open[fileData](st, path)
+	f, err := statefile.OpenWith(st, path, statefile.FileOptions[fileData]{Migrations: formatHistory})
 	if err != nil {
 		return nil, fmt.Errorf("anchors: %w", err)
 	}
 	return open(f, opts), nil
 }
+
+// formatHistory is the file format's versions (see "The file" in the
+// package documentation). It has no step to run yet; declaring version 1
+// makes statefile refuse a file a newer release wrote (a higher "version",
+// statefile.ErrNewerVersion), which the Store then never saves over, so
+// going back to an older release never destroys a newer file.
+var formatHistory = []statefile.Migration{{Version: 1, Migrate: func(b []byte) ([]byte, error) { return b, nil }}}
 
 // OpenContext is [Open] followed by [Store.Load], for callers that can wait
 // (a start-up goroutine, a command-line tool): it returns once the file has

@@ -78,11 +78,12 @@
 //   - With nothing left to write, the file is removed rather than saved
 //     empty.
 //
-// Readers ignore fields they do not know, and this release does not check
-// "version": a file of another version is read as if it were version 1, and
-// the next save writes it back as version 1 without the fields it did not
-// know. So do not run an older release of an app over a file a newer one
-// wrote.
+// Readers ignore fields they do not know. A file whose "version" is higher
+// than 1, written by a newer release, is never read as version 1 nor saved
+// over: [Store.Load] returns an error matching statefile.ErrNewerVersion and
+// the Store keeps its drafts in memory only, so running an older release of
+// an app over a newer file never destroys it. A file without "version" is
+// read as version 1.
 //
 // A file that does not decode into this shape (empty, cut short, "drafts"
 // not an object) is renamed by statefile to "<name>.corrupt-<UTC time>"

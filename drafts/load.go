@@ -22,12 +22,19 @@ import (
 // watch starts after the read. The only errors are statefile.Open's, such
 // as statefile.ErrClosed; the Store is then nil.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
-	f, err := statefile.Open[fileData](st, path)
+	f, err := statefile.OpenWith(st, path, statefile.FileOptions[fileData]{Migrations: formatHistory})
 	if err != nil {
 		return nil, fmt.Errorf("drafts: %w", err)
 	}
 	return open(f, opts), nil
 }
+
+// formatHistory is the file format's versions (see "The file" in the
+// package documentation). It has no step to run yet; declaring version 1
+// makes statefile refuse a file a newer release wrote (a higher "version",
+// statefile.ErrNewerVersion), which the Store then never saves over, so
+// going back to an older release never destroys a newer file.
+var formatHistory = []statefile.Migration{{Version: 1, Migrate: func(b []byte) ([]byte, error) { return b, nil }}}
 
 // OpenContext is [Open] followed by [Store.Load], for callers that can wait
 // (a start-up goroutine, a command-line tool): it returns once the file has
