@@ -41,8 +41,10 @@ type FileOptions[T any] struct {
 }
 
 // OpenWith is [Open] with options for the path. The first OpenWith of a
-// path fixes them; a later OpenWith of the same path in the Store returns
-// an error, and a later Open shares them. Open the path with OpenWith
+// path fixes them for the Store's life; a later OpenWith or Open of the
+// same path shares them (its own options are not used), as a package that
+// reopens its file on one Store does: give every OpenWith of a path the
+// same options. Open the path with OpenWith
 // before any Open of it, or a Load through that Open may run before the
 // options are in place. It returns an error if the Migrations are not in
 // increasing order of Version from 1, or if T does not encode as a JSON
@@ -55,9 +57,7 @@ func OpenWith[T any](s *Store, path string, opts FileOptions[T]) (*File[T], erro
 	if err != nil {
 		return nil, err
 	}
-	if !f.slot.opts.CompareAndSwap(nil, &opts) {
-		return nil, fmt.Errorf("statefile: %s already has FileOptions from an earlier OpenWith", f.q.path)
-	}
+	f.slot.opts.CompareAndSwap(nil, &opts) // a later OpenWith keeps the first one's
 	return f, nil
 }
 

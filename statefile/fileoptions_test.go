@@ -117,19 +117,22 @@ func TestOnCorruptError(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist, "nothing may be written when OnCorrupt fails")
 }
 
-// The first OpenWith fixes a path's options; a second one is refused, and
-// a plain Open shares them.
+// The first OpenWith fixes a path's options; a second OpenWith and a plain
+// Open share them (drafts and anchors reopen their file on one Store).
 func TestOpenWithTwice(t *testing.T) {
 	s := NewStore(Options{})
 	t.Cleanup(func() { s.Close(context.Background()) })
 	path := filepath.Join(t.TempDir(), "p.json")
 	_, err := OpenWith(s, path, FileOptions[prefs]{Default: defaultPrefs})
 	require.NoError(t, err)
-	_, err = OpenWith(s, path, FileOptions[prefs]{})
-	assert.Error(t, err, "a second OpenWith of the path")
+	again, err := OpenWith(s, path, FileOptions[prefs]{})
+	require.NoError(t, err, "a second OpenWith of the path")
+	v, err := again.Load()
+	require.NoError(t, err)
+	assert.Equal(t, defaultPrefs(), v, "a second OpenWith shares the first one's options")
 	f, err := Open[prefs](s, path)
 	require.NoError(t, err)
-	v, err := f.Load()
+	v, err = f.Load()
 	require.NoError(t, err)
 	assert.Equal(t, defaultPrefs(), v, "a later Open shares the options")
 }

@@ -114,13 +114,25 @@ func (s *slot[T]) migrate(q *queue, ms []Migration) error {
 		removeBackups(q.path, ms)
 		return nil
 	}
-	out, err := runSteps(q.path, data, from, ms)
-	if err != nil {
-		return err
+	if !isObject(data) {
+		return nil // JSON, but no object to carry a version: corrupt, as for Load
 	}
+	out, err := runSteps(q.path, data, from, ms)
 	var v T
-	if err := decode(out, &v); err != nil {
-		return fmt.Errorf("statefile: migrate %s to version %d: the result does not decode: %w", q.path, newest, err)
+	if err == nil {
+		err = decode(out, &v)
+		if err != nil {
+			err = fmt.Errorf("statefile: migrate %s to version %d: the result does not decode: %w", q.path, newest, err)
+		}
+	}
+	if err != nil {
+		// A file that decodes neither as it is nor migrated is corrupt
+		// (Load moves it aside); one that does decode as it is met a
+		// failing step, and is left alone.
+		if decode(data, &v) != nil {
+			return nil
+		}
+		return err
 	}
 	return q.replaceMigrated(data, out, from)
 }
@@ -226,4 +238,10 @@ func withVersion(data []byte, version int) ([]byte, error) {
 	}
 	top["version"] = json.RawMessage(strconv.Itoa(version))
 	return json.Marshal(top)
+}
+
+// isObject reports whether data is a JSON object.
+func isObject(data []byte) bool {
+	var top map[string]json.RawMessage
+	return json.Unmarshal(data, &top) == nil && top != nil
 }
