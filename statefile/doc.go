@@ -132,6 +132,44 @@
 //   - SharedPreferences: getX is Load; edit().putX().apply() is Update
 //     (asynchronous like apply); commit() is Update followed by [File.Flush].
 //
+// # Several processes
+//
+// A desktop app often has more than one process over the same state: a
+// second window, a helper, a sync tool, a person editing the file. Two
+// things serve that, both off by default.
+//
+// [File.Watch] reports what others changed: one fsnotify watcher per Store,
+// on the file's directory (a save renames a new file over the name). A
+// change whose content is what this Store last wrote or reported is not
+// news, so the Store's own saves are never echoed. Bursts are coalesced: fn
+// runs once a path has been quiet for 100 ms, and at least once a second
+// while events never stop; an editor's temp-and-rename and a program's
+// truncate-and-write are each reported once, with the final content. Bytes
+// that do not parse are re-read until they stay the same for 2 s and then
+// reported as a [*CorruptError] that says they were left in place: a watch
+// never moves a file (a writer may still be writing it); only Load, and a
+// save that would overwrite unread bytes, move a corrupt file aside. The
+// read behind a report rides the path's queue like a Load. fn runs on a
+// goroutine of the package, one call at a time per watch, and may call
+// Load, Save and Flush. A watched directory that is removed or renamed is
+// reported gone and watched again within about a second of coming back.
+//
+// [Options.Exclusive] makes a Store the only writer of its paths across
+// processes: the first Open of a path takes flock(LOCK_EX|LOCK_NB) (on
+// Windows LockFileEx) on "<name>.lock" and writes its pid there; a second
+// Exclusive Store gets a [*LockedError] (errors.Is(err, ErrLocked)) naming
+// the holder's pid. The lock is held until Store.Close or the process's
+// end (the kernel drops a dead holder's lock); the .lock file stays, since
+// deleting a lock file while another process opens it would let two
+// processes lock two different files. It is advisory: editors and Stores
+// without Exclusive still write, and a watch reports them.
+//
+// Crash leftovers: the first Open of a directory's paths sweeps the temp
+// files a crash left. A save in flight in another process has a temp file
+// of the same shape, so each save holds its temp file locked from its
+// creation to the rename, and the sweep removes only temp files it can
+// lock; a killed process's locks die with it, so its leftovers go at once.
+//
 // # Ownership of saved values
 //
 // Save takes ownership of its argument: the value is encoded later, on the

@@ -59,16 +59,10 @@ type Options struct {
 
 	// Exclusive, if set, makes the Store the only writer of its paths
 	// across processes: the first Open of a path takes an advisory lock on
-	// "<name>.lock" beside it (flock(2) on Unix, LockFileEx on Windows),
-	// held until [Store.Close], and writes this process's id into it.
-	// While another Exclusive Store, in this process or another, holds it,
-	// Open returns a [*LockedError] naming the path and the holder's id.
-	// A lock held by a process that died is free again: the kernel drops
-	// it with the process. The lock is taken on Open's caller (one open and
-	// one non-blocking lock call; a missing directory is created), so that
-	// Open can refuse. It is advisory: Stores without Exclusive, editors and
-	// other programs still write. A Store that only reads a path should
-	// not set it. False (the zero value) means no lock.
+	// "<name>.lock" (flock(2), LockFileEx), held until [Store.Close]; while
+	// another Exclusive Store holds it, Open returns a [*LockedError]. A
+	// dead holder's lock is free again. False (zero) means no lock. See
+	// the package docs, "Several processes".
 	Exclusive bool
 }
 

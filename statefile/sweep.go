@@ -1,15 +1,10 @@
 package statefile
 
 import (
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 )
 
 // sweepTemps removes the temp files a crash left beside path: renameio
@@ -136,66 +131,4 @@ func isInt64Decimal(d string) bool {
 	}
 	_, err := strconv.ParseInt(d, 10, 64)
 	return err == nil
-}
-
-// CorruptSuffix starts the name a corrupt file is moved to:
-// "<name>.corrupt-<UTC time>".
-const CorruptSuffix = ".corrupt-"
-
-// corruptTime is the layout of the time in a moved-aside copy's name: fixed
-// width, so the names sort as the times do.
-const corruptTime = "20060102T150405.000000000Z"
-
-// quarantine moves q's file, which did not decode, aside, never deleting
-// it, so a person (or a recovery tool) can still read what it held. It runs
-// on q's writer. When the file cannot be moved (a read-only or immutable
-// directory), q remembers it: the next save or remove retries the move and
-// fails rather than replace bytes nobody has seen.
-func (q *queue) quarantine(decodeErr error) error {
-	aside, err := q.s.moveAside(q.path)
-	switch {
-	case err == nil:
-		q.corruptInPlace = false
-		return &CorruptError{Path: q.path, Aside: aside, Err: decodeErr}
-	case errors.Is(err, fs.ErrNotExist): // someone else moved or removed it meanwhile
-		q.corruptInPlace = false
-		return &CorruptError{Path: q.path, Err: decodeErr}
-	case aside != "": // moved, but the directory fsync failed
-		q.corruptInPlace = false
-		return &CorruptError{Path: q.path, Aside: aside, Err: decodeErr, AsideErr: err}
-	default:
-		q.corruptInPlace = true
-		return &CorruptError{Path: q.path, Err: decodeErr, AsideErr: err}
-	}
-}
-
-// retryQuarantine runs before a save or remove of a path whose corrupt file
-// could not be moved aside. It returns an error when the file is still
-// there, so the commit does not overwrite it.
-func (q *queue) retryQuarantine() error {
-	if !q.corruptInPlace {
-		return nil
-	}
-	aside, err := q.s.moveAside(q.path)
-	if err == nil || aside != "" || errors.Is(err, fs.ErrNotExist) {
-		q.corruptInPlace = false
-		return nil
-	}
-	return fmt.Errorf("statefile: %s: corrupt file could not be moved aside, not replacing it: %w", q.path, err)
-}
-
-// moveAside renames path to "<path>.corrupt-<UTC time>", removes the
-// copies beyond [Options.MaxCorrupt] (see pruneCorrupt) and, for a Durable
-// Store, fsyncs the directory. aside is set once the rename happened, even
-// if the fsync then failed.
-func (s *Store) moveAside(path string) (aside string, err error) {
-	name := path + CorruptSuffix + time.Now().UTC().Format(corruptTime)
-	if err := os.Rename(path, name); err != nil {
-		return "", err
-	}
-	pruneCorrupt(path, name, s.opts.maxCorrupt())
-	if s.opts.Durability == Durable {
-		return name, syncDir(filepath.Dir(path))
-	}
-	return name, nil
 }
