@@ -1,0 +1,256 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"gioui.org/font/gofont"
+	"gioui.org/io/key"
+	"gioui.org/layout"
+	"gioui.org/op"
+	"gioui.org/text"
+	"gioui.org/widget"
+	"gioui.org/widget/material"
+)
+
+// ui is the window's model: the chats, which one is shown, the agents'
+// tiers and the status note. It lives on the UI goroutine; other goroutines
+// reach it only through the app's inbox.
+type ui struct {
+	app    *app
+	th     *material.Theme
+	chats  []*chat
+	tabs   []widget.Clickable // the chat list
+	active int
+	focus  bool // the active composer must take the keyboard focus
+	tiers  map[string]string
+	note   string
+
+	bg sync.WaitGroup // agent starts, stops and writes; waited for at quit
+}
+
+func (a *app) newUI() *ui {
+	th := material.NewTheme()
+	// The Go fonts only: the same glyphs on every machine, so that a
+	// screenshot of one run compares with another's.
+	th.Shaper = text.NewShaper(text.NoSystemFonts(), text.WithCollection(gofont.Collection()))
+	u := &ui{app: a, th: th, tiers: map[string]string{}, focus: true}
+	for _, id := range a.cfg.chats {
+		place, ok := a.saves.anchor(id)
+		u.chats = append(u.chats, newChat(id, a.trans.loadedFor(id), a.saves.draft(id), place, ok))
+	}
+	u.tabs = make([]widget.Clickable, len(u.chats))
+	return u
+}
+
+func (u *ui) chat(id string) *chat {
+	for _, c := range u.chats {
+		if c.id == id {
+			return c
+		}
+	}
+	return nil
+}
+
+// handle applies a message posted from another goroutine.
+func (u *ui) handle(m any) {
+	switch m := m.(type) {
+	case noteMsg:
+		u.note = string(m)
+	case agentStartedMsg:
+		u.agentStarted(m)
+	case agentOutputMsg:
+		if c := u.chat(m.chat); c != nil {
+			for _, l := range m.lines {
+				c.add("agent", l)
+			}
+			u.saveTranscript(c)
+		}
+	case agentExitedMsg:
+		delete(u.tiers, m.chat)
+		if c := u.chat(m.chat); c != nil {
+			status := "exited"
+			if m.err != nil {
+				status = "ended: " + m.err.Error()
+			}
+			c.add("app", "agent "+status)
+			u.saveTranscript(c)
+		}
+	}
+}
+
+// update takes the frame's input before anything is laid out: chat
+// switches, agent toggles, and each composer change, which goes to the
+// draft store at once. eventAt is when the frame's event arrived.
+func (u *ui) update(gtx layout.Context, eventAt time.Time) {
+	for {
+		ev, ok := gtx.Event(
+			// Tab is a focus key in Gio: only a filter naming it gets it.
+			key.Filter{Focus: &u.chats[u.active].editor, Name: key.NameTab},
+			key.Filter{Name: key.NameTab, Required: key.ModCtrl, Optional: key.ModShift},
+			key.Filter{Name: "G", Required: key.ModCtrl},
+		)
+		if !ok {
+			break
+		}
+		if e, ok := ev.(key.Event); ok && e.State == key.Press {
+			u.key(e)
+		}
+	}
+	for i := range u.tabs {
+		if u.tabs[i].Clicked(gtx) {
+			u.show(i)
+		}
+	}
+	c := u.chats[u.active]
+	if u.focus {
+		// Focus before the editor's Update: the FocusEvent makes the editor
+		// send its selection to Gio's router, which edits keys typed next
+		// against it. Focused after, a newly shown composer took the keys
+		// that followed a tab at the router's stale caret (measured: "second
+		// tab" became "cond tabse" with keys 20 ms apart). Keys that reach
+		// Gio before the frame that runs this still go to the composer
+		// focused before (see the toolkit notes).
+		gtx.Execute(key.FocusCmd{Tag: &c.editor})
+		u.focus = false
+	}
+	for {
+		ev, ok := c.editor.Update(gtx)
+		if !ok {
+			break
+		}
+		switch ev := ev.(type) {
+		case widget.ChangeEvent:
+			handler := time.Now()
+			text := c.editor.Text()
+			u.saveDraft(c, text)
+			u.app.probe.changed(c.id, len(text), eventAt, handler, time.Now())
+		case widget.SubmitEvent:
+			u.send(c, ev.Text)
+		}
+	}
+}
+
+func (u *ui) key(e key.Event) {
+	switch {
+	case e.Name == key.NameTab && !e.Modifiers.Contain(key.ModCtrl):
+		// A tab is text, as in a paste: the editor's next Update reports
+		// the change and it is saved like a typed letter.
+		u.chats[u.active].editor.Insert("\t")
+	case e.Name == key.NameTab && e.Modifiers.Contain(key.ModShift):
+		u.show((u.active + len(u.chats) - 1) % len(u.chats))
+	case e.Name == key.NameTab:
+		u.show((u.active + 1) % len(u.chats))
+	case e.Name == "G":
+		c := u.chats[u.active]
+		if u.app.agents.get(c.id) != nil {
+			u.stopAgent(c)
+		} else {
+			u.startAgent(c, "")
+		}
+	}
+}
+
+// show makes chat i the active one, its composer focused.
+func (u *ui) show(i int) {
+	u.active, u.focus = i, true
+}
+
+// saveDraft is the keystroke's save: drafts.Store.Set (memory only), or
+// with -sync-saves the whole write, here on the UI goroutine.
+func (u *ui) saveDraft(c *chat, text string) {
+	if err := u.app.saves.setDraft(c.id, text); err != nil {
+		u.note = describeErr("draft not saved", err)
+	}
+}
+
+func (u *ui) saveTranscript(c *chat) {
+	if err := u.app.trans.save(c.id, c.next, c.items); err != nil {
+		u.note = describeErr("transcript not saved", err)
+	}
+}
+
+// scrolled saves the active chat's place once a scroll has settled, and
+// asks for a frame when it will have.
+func (u *ui) scrolled(gtx layout.Context) {
+	c := u.chats[u.active]
+	due, wake := c.scrolled(gtx.Now, gtx.Metric.PxPerDp)
+	if !wake.IsZero() {
+		gtx.Execute(op.InvalidateCmd{At: wake})
+	}
+	if !due {
+		return
+	}
+	var err error
+	if c.hasPlace {
+		err = u.app.saves.setAnchor(c.id, c.place)
+	} else {
+		err = u.app.saves.forgetAnchor(c.id) // at the end: the next run follows
+	}
+	if err != nil {
+		u.note = describeErr("scroll place not saved", err)
+	}
+}
+
+// send handles a submitted composer: a command, or a message that joins the
+// transcript and goes to the chat's agent.
+func (u *ui) send(c *chat, text string) {
+	c.editor.SetText("")
+	u.saveDraft(c, "")
+	text = strings.TrimSpace(text)
+	switch {
+	case text == "":
+		return
+	case text == "/agent" || strings.HasPrefix(text, "/agent "):
+		u.startAgent(c, strings.TrimSpace(strings.TrimPrefix(text, "/agent")))
+		return
+	case text == "/stop":
+		u.stopAgent(c)
+		return
+	}
+	c.add("you", text)
+	c.list.Position.BeforeEnd = false // a message sent shows the end
+	u.saveTranscript(c)
+	if ag := u.app.agents.get(c.id); ag != nil {
+		u.bg.Go(func() {
+			if err := ag.write(text); err != nil {
+				u.app.inbox.post(noteMsg(describeErr("agent did not take the line", err)))
+			}
+		})
+	}
+}
+
+// startAgent starts c's agent off the UI goroutine: qos.Start forks from a
+// lowered thread and may wait on the kernel's autogroup rate limit.
+func (u *ui) startAgent(c *chat, command string) {
+	what := "the agent"
+	if command != "" {
+		what = fmt.Sprintf("agent %q", command)
+	}
+	c.add("app", fmt.Sprintf("starting %s at the Agent tier, qos mode %s", what, u.app.cfg.mode))
+	agents, post, id := u.app.agents, u.app.inbox.post, c.id
+	u.bg.Go(func() { post(agents.start(id, command)) })
+}
+
+func (u *ui) stopAgent(c *chat) {
+	agents, id := u.app.agents, c.id
+	u.bg.Go(func() { agents.stop(id) })
+}
+
+func (u *ui) agentStarted(m agentStartedMsg) {
+	c := u.chat(m.chat)
+	if c == nil {
+		return
+	}
+	if m.err != nil {
+		c.add("app", "the agent did not start: "+m.err.Error())
+		return
+	}
+	if u.app.agents.get(m.chat) != nil { // not if it has exited already
+		u.tiers[m.chat] = m.tier
+	}
+	c.add("app", fmt.Sprintf("agent pid %d: %s; applied tier: %s", m.pid, m.desc, m.tier))
+	u.saveTranscript(c)
+}
