@@ -260,3 +260,19 @@ func ownCgroup(pid int) string {
 	}
 	return "?"
 }
+
+func init() { helpers["many-threads"] = manyThreadsHelper }
+
+// manyThreadsHelper makes 64 OS threads as fast as it can from its first
+// moment, says "ready", and holds them until stdin closes: the threads a
+// child makes while Start's SCHED_IDLE move runs.
+func manyThreadsHelper() int {
+	release := make(chan struct{})
+	defer close(release)
+	for range 16 {
+		lockThreads(4, release)
+	}
+	fmt.Println("ready")
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}

@@ -74,19 +74,33 @@ func (o Options) followUp(cmd *exec.Cmd, s setting) {
 // idleProcess moves every thread of process pid to SCHED_IDLE at nice. The
 // child has exec'd when cmd.Start returns; threads it made since then came
 // from a thread at nice 19 and I/O idle, and are switched here too. A thread
-// or process that has already exited (ESRCH) needs nothing.
+// that an unmoved thread creates while a pass runs copies SCHED_OTHER
+// (sched(7): a child thread inherits its creator's policy), so passes repeat
+// until one finds every thread idle (bounded: a process makes threads
+// rarely, and moved threads make idle ones). A thread or process that has
+// already exited (ESRCH) needs nothing.
 func idleProcess(pid, nice int) error {
-	tids, err := tasks(pid)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
 	s := setting{nice: nice, idle: true}
-	for _, tid := range tids {
-		if err := s.apply(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+	for range 10 {
+		tids, err := tasks(pid)
+		if errors.Is(err, os.ErrNotExist) {
+			return nil
+		}
+		if err != nil {
 			return err
+		}
+		changed := false
+		for _, tid := range tids {
+			if attr, err := unix.SchedGetAttr(tid, 0); err == nil && attr.Policy == unix.SCHED_IDLE {
+				continue
+			}
+			if err := s.apply(tid); err != nil && !errors.Is(err, unix.ESRCH) {
+				return err
+			}
+			changed = true
+		}
+		if !changed {
+			return nil
 		}
 	}
 	return nil

@@ -298,3 +298,28 @@ func TestEnvForwarding(t *testing.T) {
 		})
 	}
 }
+
+// TestIdleReachesEveryThread: in mode background a child that makes threads
+// while it is moved to SCHED_IDLE ends with every thread SCHED_IDLE (a
+// thread made by one not yet moved copies SCHED_OTHER).
+func TestIdleReachesEveryThread(t *testing.T) {
+	cmd := helperCmd("TestIdleReachesEveryThread", "many-threads")
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, Start(cmd, Agent, ModeBackground))
+	t.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	require.Equal(t, "ready\n", line)
+	waitFollowUps(t)
+	tids, err := tasks(cmd.Process.Pid)
+	require.NoError(t, err)
+	require.Greater(t, len(tids), 64, "the helper's threads")
+	for _, tid := range tids {
+		a, err := inspectThread(cmd.Process.Pid, tid)
+		require.NoError(t, err)
+		assert.Equal(t, "SCHED_IDLE", a.Policy, "thread %d: got %s, want SCHED_IDLE", tid, a.Policy)
+	}
+}
