@@ -45,11 +45,12 @@ type setting struct {
 // Chromium's background thread type are nice 10, which missed that goal
 // here. What the agents pay: in that run their spinners did 24 % less work
 // than at default (the same at nice 10), and against the person's own nice-0
-// job on one core (BenchmarkShareBesideUserJob, Linux 6.18, other load on
-// the machine) an agent thread got 26 % of the core at nice 5, 17 % at 10,
-// 18 % at 15 and 15 % at 19: more than the CFS weights predict (36 against
-// 1024 at nice 15, kernel/sched/core.c, sched_prio_to_weight), since the
-// scheduler still gives the lowered thread a slice of its own now and then.
+// job on one core (BenchmarkShareBesideUserJob, Linux 6.18, a quiet
+// machine) an agent thread got 26 % of the core at nice 5, 20 % at 10,
+// 18 % at 15 and 19 % at 19: far more than the CFS weights predict (36
+// against 1024 at nice 15, kernel/sched/core.c, sched_prio_to_weight), so
+// on this kernel nice 15 costs an agent no more than nice 10 beside a busy
+// user job.
 // With the GUI idle, an agent gets all the spare CPU.
 const utilityNice = 15
 
