@@ -118,7 +118,8 @@ func TestPacerIdleNotPaced(t *testing.T) {
 		for pid := range 5 {
 			p.add(fakeFollowUp(pid, false, true, nil))
 		}
-		time.Sleep(150 * time.Millisecond) // the bubble's clock: the pacer is mid-queue
+		mid := time.NewTimer(150 * time.Millisecond) // the bubble's clock: the pacer is mid-queue
+		<-mid.C
 		p.add(fakeFollowUp(10, true, true, nil))
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, k.idles, 1)
