@@ -11,6 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/offmain/offmain/internal/fakefile"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -43,14 +44,6 @@ func openFake(t *testing.T, f *fakeFile, opts Options) *Store {
 	return s
 }
 
-// wait moves the bubble's fake clock forward by d (no real time passes) and
-// lets the goroutines that woke finish.
-func wait(d time.Duration) {
-	tm := time.NewTimer(d)
-	<-tm.C
-	synctest.Wait()
-}
-
 func at(item string) Anchor { return Anchor{Item: item, Offset: 1.5} }
 
 func disk(chats ...string) fileData {
@@ -66,9 +59,9 @@ func TestSetSavesAfterSettle(t *testing.T) {
 		f := newFake(fileData{})
 		s := openFake(t, f, Options{})
 		s.Set("c1", at("m1"))
-		wait(299 * time.Millisecond)
+		keyedtest.Wait(299 * time.Millisecond)
 		assert.Empty(t, f.Ops(), "saved before the Sets settled")
-		wait(time.Millisecond)
+		keyedtest.Wait(time.Millisecond)
 		ops := f.Ops()
 		require.Len(t, ops, 1)
 		assert.Equal(t, 300*time.Millisecond, ops[0].At)
@@ -84,9 +77,9 @@ func TestScrollSavesByMaxWait(t *testing.T) {
 		s := openFake(t, f, Options{Settle: 100 * time.Millisecond, MaxWait: time.Second})
 		for i := range 150 { // a scroll event every 16ms for 2.4s
 			s.Set("c1", Anchor{Item: "m", Offset: float64(i)})
-			wait(16 * time.Millisecond)
+			keyedtest.Wait(16 * time.Millisecond)
 		}
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		var when []time.Duration
 		for _, o := range f.Ops() {
 			when = append(when, o.At)
@@ -101,8 +94,8 @@ func TestScrollSavesByMaxWait(t *testing.T) {
 // a set; the file lists places least recently set first.
 func TestEvictionOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := openFake(t, newFake(fileData{}), Options{Max: 3})
-		f := s.file.(*fakeFile)
+		f := newFake(fileData{})
+		s := openFake(t, f, Options{Max: 3})
 		for _, c := range []string{"a", "b", "c"} {
 			s.Set(c, at(c))
 		}
@@ -166,7 +159,7 @@ func TestCloseSavesThenStops(t *testing.T) {
 		require.NoError(t, s.Close(t.Context()))
 		require.Len(t, f.Ops(), 1, "Close must queue the pending Set")
 		s.Set("a", at("after"))
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		assert.Len(t, f.Ops(), 1, "saved after Close")
 		got, _ := s.Get("a")
 		assert.Equal(t, "after", got.Item)

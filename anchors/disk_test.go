@@ -12,16 +12,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
-
-// newStatefile returns a statefile.Store closed when the test ends.
-func newStatefile(t *testing.T) *statefile.Store {
-	t.Helper()
-	st := statefile.NewStore(statefile.Options{})
-	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	return st
-}
 
 func openDisk(t *testing.T, st *statefile.Store, path string, opts Options) *Store {
 	t.Helper()
@@ -45,36 +38,11 @@ func places(t *testing.T, s *Store) []record {
 	return out
 }
 
-// readBackCases make what a Store wrote durable in different ways, then
-// return the statefile.Store to read it back through.
-var readBackCases = []struct {
-	name   string
-	finish func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store
-}{
-	{"after Flush, fresh statefile.Store", func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store {
-		require.NoError(t, s.Flush(t.Context()))
-		return newStatefile(t)
-	}},
-	{"after statefile.Store.Close", func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store {
-		ctx, cancel := context.WithCancel(t.Context())
-		cancel()
-		_ = s.Close(ctx)                          // queues the save, does not wait for it
-		require.NoError(t, st.Close(t.Context())) // Close drains what was queued
-		return newStatefile(t)
-	}},
-	{"same statefile.Store, save still queued", func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store {
-		ctx, cancel := context.WithCancel(t.Context())
-		cancel()
-		_ = s.Close(ctx) // queued, maybe not written: the first Get's read waits for it
-		return st
-	}},
-}
-
 func TestReadBack(t *testing.T) {
-	for _, tt := range readBackCases {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range keyedtest.ReadBacks {
+		t.Run(tt.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state", "anchors.json")
-			st := newStatefile(t)
+			st := keyedtest.NewStatefile(t)
 			s := openDisk(t, st, path, Options{Max: 4})
 			for i := range 6 {
 				s.Set(fmt.Sprintf("chat-%d", i), Anchor{Item: fmt.Sprintf("msg-%d", i*10), Offset: float64(i) / 3})
@@ -83,7 +51,7 @@ func TestReadBack(t *testing.T) {
 			s.Forget("chat-4")
 			want := places(t, s)
 			require.Len(t, want, 3)
-			again := openDisk(t, tt.finish(t, st, s), path, Options{Max: 4})
+			again := openDisk(t, tt.Finish(t, st, s), path, Options{Max: 4})
 			got, ok := getWait(t, again, "chat-3") // waits for the file's read
 			assert.True(t, ok)
 			assert.Equal(t, "msg-31", got.Item)
@@ -95,7 +63,7 @@ func TestReadBack(t *testing.T) {
 // TestNeverMoreThanMaxOnDisk reads the raw file.
 func TestNeverMoreThanMaxOnDisk(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "anchors.json")
-	s := openDisk(t, newStatefile(t), path, Options{Max: 5})
+	s := openDisk(t, keyedtest.NewStatefile(t), path, Options{Max: 5})
 	for i := range 40 {
 		s.Set(fmt.Sprintf("c%02d", i), Anchor{Item: "m"})
 		if i%7 == 0 {
@@ -113,7 +81,7 @@ func TestNeverMoreThanMaxOnDisk(t *testing.T) {
 	assert.Equal(t, []string{"c35", "c36", "c37", "c38", "c39"}, chats, "the file: least recently set first")
 
 	// A smaller Max at the next start trims the file at its first read.
-	s2 := openDisk(t, newStatefile(t), path, Options{Max: 2})
+	s2 := openDisk(t, keyedtest.NewStatefile(t), path, Options{Max: 2})
 	require.NoError(t, s2.Load(t.Context()))
 	require.NoError(t, s2.Flush(t.Context()))
 	assert.Len(t, readRaw(t, path).Anchors, 2)
@@ -131,7 +99,7 @@ func readRaw(t *testing.T, path string) fileData {
 func TestCorruptFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "anchors.json")
 	require.NoError(t, os.WriteFile(path, []byte("{not json"), 0o600))
-	s := openDisk(t, newStatefile(t), path, Options{})
+	s := openDisk(t, keyedtest.NewStatefile(t), path, Options{})
 	s.Set("a", Anchor{Item: "m1"}) // before the read: kept
 	err := s.Load(t.Context())
 	assert.ErrorIs(t, err, statefile.ErrCorrupt)
@@ -139,7 +107,7 @@ func TestCorruptFile(t *testing.T) {
 	require.ErrorAs(t, err, &ce)
 	assert.FileExists(t, ce.Aside, "the bad bytes must be kept aside")
 	require.NoError(t, s.Flush(t.Context()))
-	again := openDisk(t, newStatefile(t), path, Options{})
+	again := openDisk(t, keyedtest.NewStatefile(t), path, Options{})
 	got, ok := getWait(t, again, "a")
 	assert.True(t, ok)
 	assert.Equal(t, "m1", got.Item)
@@ -149,7 +117,7 @@ func TestCorruptFile(t *testing.T) {
 func TestUnreadableFileNotOverwritten(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "anchors.json")
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading fails with EISDIR
-	s := openDisk(t, newStatefile(t), path, Options{})
+	s := openDisk(t, keyedtest.NewStatefile(t), path, Options{})
 	s.Set("a", Anchor{Item: "m"})
 	assert.Error(t, s.Flush(t.Context()))
 	assert.DirExists(t, path)
@@ -182,6 +150,6 @@ func TestConcurrentSetsWhileWriting(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, s.Close(t.Context()))
-	again := openDisk(t, newStatefile(t), path, Options{Max: 20})
+	again := openDisk(t, keyedtest.NewStatefile(t), path, Options{Max: 20})
 	assert.Equal(t, places(t, s), places(t, again))
 }

@@ -1,14 +1,9 @@
 package anchors_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,40 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/anchors"
-	"github.com/offmain/offmain/statefile"
+	"github.com/offmain/offmain/internal/keyedtest"
 )
-
-// docExample returns the JSON example of the file in the package
-// documentation (the first code block that starts with "{"), compacted as
-// encoding/json writes it.
-func docExample(t *testing.T, file string) []byte {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly|parser.ParseComments)
-	require.NoError(t, err)
-	require.NotNil(t, f.Doc, "%s has no package documentation", file)
-	var block []string
-	for line := range strings.SplitSeq(f.Doc.Text(), "\n") {
-		switch {
-		case line == "\t{":
-			block = []string{line}
-		case block != nil && line == "\t}":
-			var out bytes.Buffer
-			require.NoError(t, json.Compact(&out, []byte(strings.Join(append(block, line), "\n"))))
-			return out.Bytes()
-		case block != nil:
-			block = append(block, line)
-		}
-	}
-	t.Fatalf("no JSON example in the package documentation of %s", file)
-	return nil
-}
-
-func newStatefile(t *testing.T) *statefile.Store {
-	t.Helper()
-	st := statefile.NewStore(statefile.Options{})
-	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	return st
-}
 
 // The places of the example in the package documentation, least recently
 // set first.
@@ -64,11 +27,11 @@ var examplePlaces = []struct {
 // TestFileFormat: a Store writes, byte for byte, the file the package
 // documentation shows, and reads that file back.
 func TestFileFormat(t *testing.T) {
-	want := docExample(t, "anchors.go")
+	want := keyedtest.DocExample(t, "doc.go")
 
 	t.Run("write", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "anchors.json")
-		s, err := anchors.Open(newStatefile(t), path, anchors.Options{})
+		s, err := anchors.Open(keyedtest.NewStatefile(t), path, anchors.Options{})
 		require.NoError(t, err)
 		for _, p := range examplePlaces {
 			s.Set(p.chat, p.a)
@@ -82,7 +45,7 @@ func TestFileFormat(t *testing.T) {
 	t.Run("read", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "anchors.json")
 		require.NoError(t, os.WriteFile(path, want, 0o600))
-		s, err := anchors.Open(newStatefile(t), path, anchors.Options{Max: 1})
+		s, err := anchors.Open(keyedtest.NewStatefile(t), path, anchors.Options{Max: 1})
 		require.NoError(t, err)
 		defer s.Close(t.Context())
 		require.NoError(t, s.Load(t.Context()))
@@ -97,7 +60,7 @@ func TestFileFormat(t *testing.T) {
 
 	t.Run("tombstones", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "anchors.json")
-		s, err := anchors.Open(newStatefile(t), path, anchors.Options{Watch: true})
+		s, err := anchors.Open(keyedtest.NewStatefile(t), path, anchors.Options{Watch: true})
 		require.NoError(t, err)
 		s.Set("chat-1", anchors.Anchor{Item: "msg-1"})
 		s.Forget("chat-3")

@@ -15,15 +15,14 @@ package anchors
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -58,7 +57,7 @@ func FuzzOpen(f *testing.F) {
 	dir := f.TempDir() // one per fuzzing process: a directory per input is slow on ext4
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "anchors.json")
-		t.Cleanup(func() { fuzzRemoveAll(t, path) })
+		t.Cleanup(func() { keyedtest.RemoveAll(t, path) })
 		require.NoError(t, os.WriteFile(path, data, 0o600))
 		st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
 		defer st.Close(context.Background()) //nolint:errcheck // checked by the Closes below
@@ -80,7 +79,7 @@ func FuzzOpen(f *testing.F) {
 			require.NoError(t, err, "the file decodes as JSON")
 			fuzzCheckHolds(t, s, want.Anchors)
 		} else {
-			fuzzCheckKeptAside(t, path, data, err)
+			keyedtest.KeptAside(t, data, err)
 			assert.Zero(t, s.Len(), "a Store over a corrupt file starts empty")
 		}
 
@@ -113,32 +112,5 @@ func fuzzCheckHolds(t *testing.T, s *Store, recs []record) {
 			found = found || (a.Item == got.Item && a.Offset == got.Offset && a.UpdatedAt.Equal(got.UpdatedAt))
 		}
 		assert.True(t, found, "%q: got %+v, want one of %+v", chat, got, as)
-	}
-}
-
-// fuzzCheckKeptAside checks that the read reported the corrupt file and
-// that statefile moved its bytes aside unchanged.
-func fuzzCheckKeptAside(t *testing.T, path string, data []byte, err error) {
-	t.Helper()
-	require.ErrorIs(t, err, statefile.ErrCorrupt, "got %v, want ErrCorrupt", err)
-	var ce *statefile.CorruptError
-	require.ErrorAs(t, err, &ce)
-	require.NotEmpty(t, ce.Aside, "the bytes were not moved aside: %v", ce.Err)
-	got, rerr := os.ReadFile(ce.Aside)
-	require.NoError(t, rerr)
-	assert.Equal(t, data, got, "the bytes kept aside, byte for byte")
-}
-
-// fuzzRemoveAll removes path and the copies of it kept aside.
-func fuzzRemoveAll(t *testing.T, path string) {
-	dir, base := filepath.Split(path)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.Name() == base || strings.HasPrefix(e.Name(), base+statefile.CorruptSuffix) {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
-				t.Error(err)
-			}
-		}
 	}
 }

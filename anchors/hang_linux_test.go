@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -21,7 +22,7 @@ import (
 func TestHungDisk(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	path := filepath.Join(fsys.Dir(), "anchors.json")
-	st := newStatefile(t)
+	st := keyedtest.NewStatefile(t)
 	s := openDisk(t, st, path, Options{})
 	require.NoError(t, s.Load(t.Context()))
 	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("anchors.json"))
@@ -31,7 +32,7 @@ func TestHungDisk(t *testing.T) {
 	require.True(t, s.sched.Flush(), "queue the save")
 	<-hang.Blocked() // statefile's writer is inside fsync(2) now
 
-	mustNotBlock(t, func() {
+	keyedtest.MustNotBlock(t, func() {
 		for i := range 1000 {
 			s.Set(fmt.Sprintf("c%d", i%50), Anchor{Item: "m", Offset: float64(i)})
 		}
@@ -58,24 +59,6 @@ func TestHungDisk(t *testing.T) {
 	assert.Equal(t, "last", got.Item, "the fresh Store reads what was queued before its read")
 }
 
-// mustNotBlock runs edit, failing the test if it does not return while the
-// disk hangs (a real-time bound: the hang is in the kernel, not in a bubble).
-func mustNotBlock(t *testing.T, edit func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		edit()
-	}()
-	timeout := time.NewTimer(10 * time.Second)
-	defer timeout.Stop()
-	select {
-	case <-done:
-	case <-timeout.C:
-		t.Fatal("Set blocked while the disk hung")
-	}
-}
-
 // TestHungReadGUIMethods: the file's first read never returns (its close(2)
 // hangs on the FUSE mount, as on a dead network home directory). Every
 // method documented as safe on the GUI goroutine (Get, Set, Forget, Len,
@@ -84,15 +67,15 @@ func mustNotBlock(t *testing.T, edit func()) {
 func TestHungReadGUIMethods(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	path := filepath.Join(fsys.Dir(), "anchors.json")
-	seed := openDisk(t, newStatefile(t), path, Options{})
+	seed := openDisk(t, keyedtest.NewStatefile(t), path, Options{})
 	seed.Set("c1", Anchor{Item: "from the file"})
 	require.NoError(t, seed.Close(t.Context()))
 	hang := fsys.Hang(faultfs.Close, faultfs.Base("anchors.json"))
 	t.Cleanup(hang.Release) // runs before the statefile.Store's Close
 
-	s := openDisk(t, newStatefile(t), path, Options{Watch: true})
+	s := openDisk(t, keyedtest.NewStatefile(t), path, Options{Watch: true})
 	var got bool
-	mustNotBlock(t, func() {
+	keyedtest.MustNotBlock(t, func() {
 		_, got = s.Get("c1") // starts the read
 		<-hang.Blocked()     // the read is inside close(2) now
 		_, got = s.Get("c1")

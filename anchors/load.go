@@ -2,57 +2,24 @@ package anchors
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
 	"maps"
-	"strings"
 	"time"
 
-	"github.com/offmain/offmain/statefile"
+	"github.com/offmain/offmain/internal/keyed"
 )
 
-// read loads the file, merges it under the places set since Open, and, if a
-// save found the file unread meanwhile, queues that save. A watching Store
-// then starts its watch, unless saves are off. It runs on the Store's own
-// goroutine, started by open; it ends when statefile's Load returns (on a
-// disk that never answers, when the disk does, or at exit).
-func (s *Store) read() {
-	data, err := s.file.Load()
-	s.mu.Lock()
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist):
-		err = nil
-	case errors.Is(err, statefile.ErrCorrupt):
-		err = fmt.Errorf("anchors: starting empty: %w", err)
-	default:
-		// Never overwrite what could not be read: saves stay off.
-		err = fmt.Errorf("anchors: not saving, the file could not be read: %w", err)
+// readLocked is the read's merge: it puts the file's places under the
+// ones set since Open (see mergeLocked) and, when the Store watches,
+// applies the file's tombstones, then ends the tracking of the chats
+// forgotten since Open. It reports whether the file held anything now
+// dropped, so that it is rewritten. Caller holds mu.
+func (s *Store) readLocked(data fileData, now time.Time) (dropped bool) {
+	dropped = s.mergeLocked(data.Anchors)
+	if s.gone != nil && s.forgetLocked(data.Forgotten, now) {
+		dropped = true
 	}
-	s.readErr = err
-	trimmed := s.mergeLocked(data.Anchors)
-	if s.gone != nil && s.forgetLocked(data.Forgotten, time.Now()) {
-		trimmed = true
-	}
-	s.loaded = true
 	s.forgot = nil
-	resave := s.waiting || trimmed
-	watch := s.gone != nil && (err == nil || errors.Is(err, statefile.ErrCorrupt))
-	s.mu.Unlock()
-	if resave {
-		// waiting stays set until this save is queued: a Flush that finds it
-		// set waits for loadDone, which closes after the save, so no Flush
-		// can slip in between the merge and the save and return early.
-		s.save()
-	}
-	s.mu.Lock()
-	s.waiting = false
-	s.mu.Unlock()
-	if watch {
-		s.startWatch()
-	}
-	close(s.loadDone)
+	return dropped
 }
 
 // mergeLocked puts the file's places, oldest first, before the places set
@@ -89,28 +56,14 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 // Load is optional, and blocks: call it off the GUI's main goroutine, to
 // log what the read met and to know the places are all there, or wait on
 // [Store.Loaded] instead.
-func (s *Store) Load(ctx context.Context) error {
-	select {
-	case <-s.loadDone:
-	case <-ctx.Done():
-		return fmt.Errorf("anchors: %s not read yet: %w", s.file.Path(), ctx.Err())
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return joinErrs(s.readErr, s.watchErr)
-}
+func (s *Store) Load(ctx context.Context) error { return s.core.Load(ctx) }
 
 // GetContext is [Store.Get] for callers that can wait: it first waits for
 // the file's read, behind the saves already queued on its path, until ctx
 // ends. It returns an error wrapping ctx's only when ctx ended first, and
 // then answers like Get; what the read met is [Store.Load]'s to report.
 func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, error) {
-	var err error
-	select {
-	case <-s.loadDone:
-	case <-ctx.Done():
-		err = fmt.Errorf("anchors: %s not read yet: %w", s.file.Path(), ctx.Err())
-	}
+	err := s.core.Wait(ctx)
 	a, ok := s.Get(chat)
 	return a, ok, err
 }
@@ -120,27 +73,13 @@ func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, erro
 // is closed once; Open started the read. A GUI can wait
 // on it off its main goroutine and then redraw, for instance to restore a
 // scroll place that Get did not know yet.
-func (s *Store) Loaded() <-chan struct{} { return s.loadDone }
+func (s *Store) Loaded() <-chan struct{} { return s.core.Loaded() }
 
-// save is the scheduler's callback (Close's last one included), and also
-// runs from read; saveMu keeps the two from overlapping. It hands statefile
-// a copy of the places, least recently set first (and the tombstones), or
-// removes the file when there are none. Before the file has been read it
-// only notes that read must save, since a save then would drop the file's
-// places.
-func (s *Store) save() {
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	s.mu.Lock()
-	if !s.loaded {
-		s.waiting = true
-		s.mu.Unlock()
-		return
-	}
-	if s.readErr != nil && !errors.Is(s.readErr, statefile.ErrCorrupt) {
-		s.mu.Unlock()
-		return
-	}
+// snapshotLocked is what a save writes: a copy of the places, least
+// recently set first, and the tombstones; or nothing when there are none,
+// and the file is removed. It notes the places in saved, for Set. Caller
+// holds mu.
+func (s *Store) snapshotLocked(now time.Time) (fileData, bool) {
 	recs := make([]record, 0, s.lru.Len())
 	saved := make(map[string]Anchor, s.lru.Len())
 	for e := s.lru.Front(); e != nil; e = e.Next() {
@@ -149,21 +88,15 @@ func (s *Store) save() {
 		saved[r.Chat] = r.Anchor
 	}
 	s.saved = saved
-	s.pruneLocked(time.Now())
+	keyed.Prune(s.gone, now)
 	var gone map[string]time.Time
 	if len(s.gone) > 0 {
 		gone = maps.Clone(s.gone)
 	}
-	s.mu.Unlock()
-	var err error
 	if len(recs) == 0 && gone == nil {
-		err = s.file.Remove()
-	} else {
-		err = s.file.Save(fileData{Version: fileVersion, Anchors: recs, Forgotten: gone})
+		return fileData{}, false
 	}
-	s.mu.Lock()
-	s.lost = err
-	s.mu.Unlock()
+	return fileData{Version: fileVersion, Anchors: recs, Forgotten: gone}, true
 }
 
 // Flush queues any unsaved Set or Forget now, then waits until the file has
@@ -173,30 +106,7 @@ func (s *Store) save() {
 // ended first or the save failed), an error wrapping ctx's when the read
 // did not finish in time, and errors saying why saves are off or the last
 // one could not be queued (statefile.ErrClosed).
-func (s *Store) Flush(ctx context.Context) error {
-	s.sched.Flush()
-	s.mu.Lock()
-	waiting := s.waiting
-	s.mu.Unlock()
-	if waiting {
-		select {
-		case <-s.loadDone:
-		case <-ctx.Done():
-			return fmt.Errorf("anchors: %s not read yet, nothing saved: %w", s.file.Path(), ctx.Err())
-		}
-	}
-	err := s.file.Flush(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	if s.lost != nil {
-		errs = append(errs, fmt.Errorf("anchors: last place not saved: %w", s.lost))
-	}
-	if s.readErr != nil && !errors.Is(s.readErr, statefile.ErrCorrupt) {
-		errs = append(errs, s.readErr)
-	}
-	return joinErrs(append(errs, err)...)
-}
+func (s *Store) Flush(ctx context.Context) error { return s.core.Flush(ctx) }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,
@@ -206,40 +116,4 @@ func (s *Store) Flush(ctx context.Context) error {
 // Forget change memory only. Close does not close the statefile.Store. A
 // second Close only waits for the file again. A Flush called while Close
 // queues the last Set returns only after it is queued.
-func (s *Store) Close(ctx context.Context) error {
-	s.endWatch()
-	s.sched.Close()
-	return s.Flush(ctx)
-}
-
-// joinedError is errors.Join's result with its text on one line (errors.Join
-// puts a newline between the parts), so that one-line logs stay whole.
-type joinedError []error
-
-func (e joinedError) Error() string {
-	parts := make([]string, len(e))
-	for i, err := range e {
-		parts[i] = strings.ReplaceAll(err.Error(), "\n", "; ")
-	}
-	return strings.Join(parts, "; ")
-}
-
-func (e joinedError) Unwrap() []error { return e }
-
-// joinErrs is errors.Join with a one-line text: nil when every err is nil,
-// the error itself when only one is not and its text is one line.
-func joinErrs(errs ...error) error {
-	var e joinedError
-	for _, err := range errs {
-		if err != nil {
-			e = append(e, err)
-		}
-	}
-	switch {
-	case len(e) == 0:
-		return nil
-	case len(e) == 1 && !strings.Contains(e[0].Error(), "\n"):
-		return e[0]
-	}
-	return e
-}
+func (s *Store) Close(ctx context.Context) error { return s.core.Close(ctx) }

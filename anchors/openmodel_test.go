@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -39,7 +40,7 @@ func TestLoadedWithoutGet(t *testing.T) {
 func TestOpenContextUnreadable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "anchors.json")
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails with EISDIR
-	st := newStatefile(t)
+	st := keyedtest.NewStatefile(t)
 	s, err := OpenContext(t.Context(), st, path, Options{})
 	require.NotNil(t, s)
 	assert.ErrorIs(t, err, syscall.EISDIR)
@@ -74,7 +75,7 @@ func TestErrorTextsOneLine(t *testing.T) {
 		assert.NotContains(t, err.Error(), "\n", "Load: got %q", err.Error())
 		f.SetSaveErr(errors.Join(statefile.ErrClosed, errors.New("second")))
 		s.Set("a", at("a"))
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		ferr = s.Flush(t.Context())
 		require.ErrorIs(t, ferr, statefile.ErrClosed)
 		assert.NotContains(t, ferr.Error(), "\n", "Flush: got %q", ferr.Error())

@@ -7,17 +7,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/anchors"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/internal/powercut"
 	"github.com/offmain/offmain/statefile"
 )
@@ -77,36 +73,11 @@ func pcOpen(dir string) (powercut.Writer, int, error) {
 	return w, v, nil
 }
 
-func pcLeftover(name string) bool {
-	digits, ok := strings.CutPrefix(name, "."+pcName)
-	return ok && digits != "" && strings.Trim(digits, "0123456789") == ""
-}
-
 // TestPowerCut sets a chat's place, forgets it now and then, flushes at
 // random and cuts the power at a random operation, 1,000 times (20,000
 // with OFFMAIN_LONG=1). After each cut, Load must find the place of a Set
 // made at or after the last one a Flush acknowledged (or none, if that was
 // a Forget), whole, with no temp file left.
 func TestPowerCut(t *testing.T) {
-	cuts := 1000
-	if os.Getenv("OFFMAIN_LONG") == "1" {
-		cuts = 20000
-	}
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("OFFMAIN_POWERCUT_SEED"); s != "" {
-		var err error
-		seed, err = strconv.ParseUint(s, 10, 64)
-		require.NoError(t, err, "OFFMAIN_POWERCUT_SEED")
-	}
-	t.Logf("seed %d (replay with OFFMAIN_POWERCUT_SEED=%d)", seed, seed)
-	fsys := powercut.MountT(t, powercut.Options{Seed: seed})
-	c, err := powercut.Torture(fsys, fsys.Dir(), powercut.Subject{Open: pcOpen, Leftover: pcLeftover},
-		powercut.Config{Cuts: cuts, Seed: seed, RemoveEvery: 16})
-	require.NoError(t, err)
-	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d)",
-		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
-	assert.Equal(t, cuts, c.Cuts, "cuts: got/want")
-	assert.Positive(t, c.Acked, "acknowledged flushes")
-	assert.Zero(t, c.Lost+c.Older+c.Torn, "cuts that lost, aged or tore an acknowledged place")
-	assert.Zero(t, c.Leftovers, "temp files left after the next Open")
+	keyedtest.PowerCut(t, powercut.Subject{Open: pcOpen, Leftover: keyedtest.Leftover(pcName)}, "place")
 }

@@ -3,7 +3,6 @@ package anchors
 import (
 	"context"
 	"errors"
-	"runtime"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -32,7 +32,7 @@ func TestOpenReadsOnce(t *testing.T) {
 		assert.Equal(t, "disk-y", got.Item)
 		_, _ = s.Get("x")
 		assert.Equal(t, 1, f.Loads(), "reads of the file")
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		assert.Empty(t, f.Ops(), "reading must not save")
 	})
 }
@@ -47,7 +47,7 @@ func TestEditsBeforeReadWin(t *testing.T) {
 		s.Set("y", at("new-y"))
 		s.Forget("z")
 		s.Set("n", at("n"))
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		assert.Empty(t, f.Ops(), "a save before the read would drop the file's places")
 
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
@@ -140,38 +140,48 @@ func TestReadErrors(t *testing.T) {
 // TestFlushWhileReadQueuesWaitingSave: a Set whose save found the file
 // unread is queued by the read. A Flush that runs after the read merged the
 // file but before that save is queued must not report success: it either
-// waits for the save or says what it did not wait for. The test holds
-// saveMu to stop the read just before its save (the window the race needs)
-// and flushes with a context that has already ended.
+// waits for the save or says what it did not wait for. The test holds the
+// read's save at the file's Save, before anything is queued (the window the
+// race needs), and flushes with a context that has already ended.
 func TestFlushWhileReadQueuesWaitingSave(t *testing.T) {
 	f := newFake(disk("old"))
 	f.Gate = make(chan struct{})
-	s := openFake(t, f, Options{})
+	held := heldSave{fakeFile: f, entered: make(chan struct{}, 1), release: make(chan struct{})}
+	s := open(held, Options{})
+	t.Cleanup(func() { s.sched.Stop() })
 	s.Set("a", at("a"))
 	require.True(t, s.sched.Flush(), "the save finds the file unread and waits for the read")
 
-	s.saveMu.Lock()
-	close(f.Gate) // the read merges the file, then stops at saveMu in save
-	for !s.isLoaded() {
-		runtime.Gosched()
-	}
+	close(f.Gate) // the read merges the file, then stops in its save
+	<-held.entered
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
 	err := s.Flush(ctx)
 	queued := len(f.Ops())
-	s.saveMu.Unlock()
+	close(held.release)
 	assert.True(t, err != nil || queued == 1,
 		"Flush returned nil with the last Set not yet queued: got %d saves, want 1 (or an error)", queued)
 
-	<-s.loadDone
+	<-s.Loaded()
 	require.NoError(t, s.Flush(t.Context()))
 	ops := f.Ops()
 	require.Len(t, ops, 1)
 	assert.Equal(t, []string{"old", "a"}, ops[0].Value.chats())
 }
 
-func (s *Store) isLoaded() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.loaded
+// heldSave is the fake file with each Save held until release closes: it
+// says on entered that a save has begun, and queues nothing before release.
+type heldSave struct {
+	*fakeFile
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (h heldSave) Save(v fileData) error {
+	select {
+	case h.entered <- struct{}{}:
+	default:
+	}
+	<-h.release
+	return h.fakeFile.Save(v)
 }

@@ -1,58 +1,12 @@
 package anchors
 
 import (
-	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"time"
 
-	"github.com/offmain/offmain/internal/mirror"
+	"github.com/offmain/offmain/internal/keyed"
 )
-
-// tombstoneTTL is how long a watching Store keeps, and writes, a forgotten
-// chat's tombstone. It must outlast the time another window can go without
-// merging the file, or that window's next save brings the place back:
-// statefile reports a change within a second of its last event, so an hour
-// leaves room for a disk that hangs or a laptop that sleeps mid-merge.
-const tombstoneTTL = time.Hour
-
-// startWatch starts the watch once the file has been read, unless Close
-// came first. Order: watchMu, then mu.
-func (s *Store) startWatch() {
-	s.watchMu.Lock()
-	defer s.watchMu.Unlock()
-	if s.closed {
-		return
-	}
-	stop, err := s.file.Watch(s.changed)
-	if err != nil {
-		s.mu.Lock()
-		s.watchErr = fmt.Errorf("anchors: not watching: %w", err)
-		s.mu.Unlock()
-		return
-	}
-	s.stopWatch = stop
-}
-
-// endWatch stops the watch, if one runs, waiting for a call of changed in
-// progress, and keeps one from starting later.
-func (s *Store) endWatch() {
-	s.watchMu.Lock()
-	defer s.watchMu.Unlock()
-	s.closed = true
-	if s.stopWatch != nil {
-		s.stopWatch()
-		s.stopWatch = nil
-	}
-}
-
-// changed is the watch's fn: another process changed the file. It runs on
-// statefile's goroutine, one call at a time, and never after the watch stops.
-func (s *Store) changed(data fileData, err error) {
-	mirror.Report(data, err, s.sched.Mark,
-		func(d fileData) ([]string, bool) { return s.merge(d, time.Now()) }, s.onChange)
-}
 
 // merge applies what another process saved, chat by chat, the later
 // UpdatedAt winning (the file's on a tie), then orders the places by
@@ -64,7 +18,7 @@ func (s *Store) changed(data fileData, err error) {
 func (s *Store) merge(data fileData, now time.Time) (chats []string, resave bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.pruneLocked(now)
+	keyed.Prune(s.gone, now)
 	before := s.placesLocked()
 	theirs := make(map[string]Anchor, len(data.Anchors))
 	for _, r := range data.Anchors {
@@ -100,7 +54,7 @@ func (s *Store) merge(data fileData, now time.Time) (chats []string, resave bool
 			break
 		}
 	}
-	return diff(before, s.placesLocked()), resave
+	return keyed.Diff(before, s.placesLocked(), samePlace), resave
 }
 
 // forgetLocked applies the file's tombstones: a place set before its chat's
@@ -109,7 +63,7 @@ func (s *Store) merge(data fileData, now time.Time) (chats []string, resave bool
 // than the chat's place), so that the read rewrites the file.
 func (s *Store) forgetLocked(forgotten map[string]time.Time, now time.Time) (dropped bool) {
 	for chat, at := range forgotten {
-		if expired(at, now) {
+		if keyed.Expired(at, now) {
 			dropped = true
 			continue
 		}
@@ -149,15 +103,6 @@ func (s *Store) sortLocked() {
 	}
 }
 
-// pruneLocked drops the tombstones older than tombstoneTTL, from memory
-// as from the next save, so that no window keeps fighting for a Forget the
-// file no longer holds. Caller holds mu.
-func (s *Store) pruneLocked(now time.Time) {
-	maps.DeleteFunc(s.gone, func(_ string, at time.Time) bool { return expired(at, now) })
-}
-
-func expired(at, now time.Time) bool { return at.Before(now.Add(-tombstoneTTL)) }
-
 // placesLocked returns every place by chat. Caller holds mu.
 func (s *Store) placesLocked() map[string]Anchor {
 	m := make(map[string]Anchor, len(s.byChat))
@@ -171,22 +116,4 @@ func (s *Store) placesLocked() map[string]Anchor {
 // trip leaves them (UpdatedAt may come back in another location).
 func samePlace(a, b Anchor) bool {
 	return a.Item == b.Item && a.Offset == b.Offset && a.UpdatedAt.Equal(b.UpdatedAt)
-}
-
-// diff returns, sorted, the chats whose place differs between before and
-// after.
-func diff(before, after map[string]Anchor) []string {
-	var chats []string
-	for chat, a := range after {
-		if b, ok := before[chat]; !ok || !samePlace(a, b) {
-			chats = append(chats, chat)
-		}
-	}
-	for chat := range before {
-		if _, ok := after[chat]; !ok {
-			chats = append(chats, chat)
-		}
-	}
-	slices.Sort(chats)
-	return chats
 }

@@ -6,20 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
-
-// windowWait bounds each wait of the real-disk test for a change to travel
-// from one window to the other. It is real time, as inotify events are:
-// statefile reports a change 100 ms after its last event, so 10 s only
-// ends a test that is broken, never one that is slow. The waits are on
-// channels, never sleeps.
-const windowWait = 10 * time.Second
 
 // window is one window of the app: its own statefile.Store, as a second
 // process would have, and a watching Store over the shared path. raw gets
@@ -63,19 +56,6 @@ func openWindow(t *testing.T, path string) *window {
 	return w
 }
 
-func next[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	timer := time.NewTimer(windowWait)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("no %s within %v", what, windowWait)
-		panic("unreachable")
-	}
-}
-
 // TestTwoWindowsOnDisk: two windows over one anchors file, with real
 // fsnotify events. Each save reaches the other window, which reports the
 // changed chats and returns the new place from Get; each window's watch
@@ -89,24 +69,24 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 
 	a.s.Set("c1", Anchor{Item: "m1", Offset: 12})
 	require.NoError(t, a.s.Flush(ctx))
-	assert.Equal(t, []string{"c1=m1"}, next(t, b.raw, "delivery to B"))
-	assert.Equal(t, []string{"c1"}, next(t, b.changes, "OnChange in B"))
+	assert.Equal(t, []string{"c1=m1"}, keyedtest.Next(t, b.raw, "delivery to B"))
+	assert.Equal(t, []string{"c1"}, keyedtest.Next(t, b.changes, "OnChange in B"))
 	got, _ := b.s.Get("c1")
 	assert.Equal(t, Anchor{Item: "m1", Offset: 12}, Anchor{Item: got.Item, Offset: got.Offset}, "B's Get after A's save")
 
 	b.s.Set("c2", Anchor{Item: "m2"})
 	require.NoError(t, b.s.Flush(ctx))
-	assert.Equal(t, []string{"c1=m1", "c2=m2"}, next(t, a.raw, "delivery to A"),
+	assert.Equal(t, []string{"c1=m1", "c2=m2"}, keyedtest.Next(t, a.raw, "delivery to A"),
 		"A's first delivery is B's save: A's own save was not echoed")
-	assert.Equal(t, []string{"c2"}, next(t, a.changes, "OnChange in A"))
+	assert.Equal(t, []string{"c2"}, keyedtest.Next(t, a.changes, "OnChange in A"))
 	got, _ = a.s.Get("c2")
 	assert.Equal(t, "m2", got.Item, "A's Get after B's save")
 
 	a.s.Set("c2", Anchor{Item: "m2-scrolled-in-A"}) // the same chat, set later: newest wins
 	a.s.Forget("c1")                                // the chat was deleted in A
 	require.NoError(t, a.s.Flush(ctx))
-	assert.Equal(t, []string{"c2=m2-scrolled-in-A"}, next(t, b.raw, "delivery to B"))
-	assert.Equal(t, []string{"c1", "c2"}, next(t, b.changes, "OnChange in B"))
+	assert.Equal(t, []string{"c2=m2-scrolled-in-A"}, keyedtest.Next(t, b.raw, "delivery to B"))
+	assert.Equal(t, []string{"c1", "c2"}, keyedtest.Next(t, b.changes, "OnChange in B"))
 	got, _ = b.s.Get("c2")
 	assert.Equal(t, "m2-scrolled-in-A", got.Item)
 	_, ok := b.s.Get("c1")
@@ -114,8 +94,8 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 
 	b.s.Set("c3", Anchor{Item: "last"}) // the sentinel: A's next delivery must be this
 	require.NoError(t, b.s.Flush(ctx))
-	assert.Equal(t, []string{"c2=m2-scrolled-in-A", "c3=last"}, next(t, a.raw, "delivery to A"))
-	assert.Equal(t, []string{"c3"}, next(t, a.changes, "OnChange in A"))
+	assert.Equal(t, []string{"c2=m2-scrolled-in-A", "c3=last"}, keyedtest.Next(t, a.raw, "delivery to A"))
+	assert.Equal(t, []string{"c3"}, keyedtest.Next(t, a.changes, "OnChange in A"))
 
 	require.NoError(t, a.s.Close(ctx))
 	require.NoError(t, b.s.Close(ctx))

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -14,6 +13,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyed"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -22,32 +23,10 @@ import (
 // statefile's watch goroutine would, and checks memory, OnChange and the
 // save the merge queues (or not), on the bubble's clock.
 
-// changes records the calls of OnChange.
-type changes struct {
-	mu    sync.Mutex // protects calls
-	calls [][]string
-}
-
-func (c *changes) fn(chats []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls = append(c.calls, chats)
-}
-
-func (c *changes) take() [][]string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	calls := c.calls
-	c.calls = nil
-	return calls
-}
-
-// openWatching opens a watching Store over a fake file holding load, and
-// reads it, which starts the watch.
-func openWatching(t *testing.T, load fileData, opts Options) (*Store, *fakeFile, *changes) {
+func openWatching(t *testing.T, load fileData, opts Options) (*Store, *fakeFile, *keyedtest.Changes) {
 	t.Helper()
-	c := &changes{}
-	opts.Watch, opts.OnChange = true, c.fn
+	c := &keyedtest.Changes{}
+	opts.Watch, opts.OnChange = true, c.Fn
 	f := newFake(load)
 	s := openFake(t, f, opts)
 	require.NoError(t, s.Load(t.Context()))
@@ -232,8 +211,8 @@ func TestMergeRules(t *testing.T) {
 				before := len(f.Ops())
 				f.Deliver(t, tt.file(now), tt.err)
 				assert.Equal(t, tt.want, items(s), "places after the merge: got, want")
-				assert.Equal(t, tt.changed, c.take(), "OnChange calls: got, want")
-				wait(time.Minute)
+				assert.Equal(t, tt.changed, c.Take(), "OnChange calls: got, want")
+				keyedtest.Wait(time.Minute)
 				ops := f.Ops()[before:]
 				if tt.save == nil {
 					assert.Empty(t, ops, "saves after the merge: got, want none")
@@ -301,7 +280,7 @@ func TestWatchLifecycle(t *testing.T) {
 
 // TestTombstones: a watching Store's Forget is written as a tombstone (also
 // for a chat it has no place of), which the read takes back and which goes
-// after tombstoneTTL; without Watch, Forget writes none.
+// after keyed.TombstoneTTL; without Watch, Forget writes none.
 func TestTombstones(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, f, _ := openWatching(t, fileData{}, Options{})
@@ -318,16 +297,17 @@ func TestTombstones(t *testing.T) {
 		assert.False(t, ok, "the read applies the tombstones")
 		require.NotEmpty(t, f2.Ops(), "the read rewrites a file whose place its tombstone drops")
 
-		wait(tombstoneTTL + time.Second)
+		keyedtest.Wait(keyed.TombstoneTTL + time.Second)
 		s.Set("b", at("b"))
 		require.NoError(t, s.Flush(t.Context()))
 		ops = f.Ops()
 		assert.Empty(t, ops[len(ops)-1].Value.Forgotten, "an expired tombstone was written")
 
-		plain := openFake(t, newFake(disk("a")), Options{})
+		f3 := newFake(disk("a"))
+		plain := openFake(t, f3, Options{})
 		plain.Forget("a")
 		require.NoError(t, plain.Flush(t.Context()))
-		ops = plain.file.(*fakeFile).Ops()
+		ops = f3.Ops()
 		require.Len(t, ops, 1)
 		assert.True(t, ops[0].Remove, "without Watch the last Forget removes the file")
 	})

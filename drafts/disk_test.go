@@ -13,16 +13,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
-
-// newStatefile returns a statefile.Store closed when the test ends.
-func newStatefile(t *testing.T) *statefile.Store {
-	t.Helper()
-	st := statefile.NewStore(statefile.Options{})
-	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	return st
-}
 
 func openDisk(t *testing.T, st *statefile.Store, path string) *Store {
 	t.Helper()
@@ -53,39 +46,15 @@ func fill(s *Store) {
 // TestReadBack: a fresh Store over the same path reads back exactly what the
 // last one saved.
 func TestReadBack(t *testing.T) {
-	tests := []struct {
-		name string
-		// finish makes the written state durable, then returns the Store to
-		// read it back through.
-		finish func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store
-	}{
-		{"after Flush, fresh statefile.Store", func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store {
-			require.NoError(t, s.Flush(t.Context()))
-			return newStatefile(t)
-		}},
-		{"after statefile.Store.Close", func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store {
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			_ = s.Close(ctx)                          // queues the save, does not wait for it
-			require.NoError(t, st.Close(t.Context())) // Close drains what was queued
-			return newStatefile(t)
-		}},
-		{"same statefile.Store, save still queued", func(t *testing.T, st *statefile.Store, s *Store) *statefile.Store {
-			ctx, cancel := context.WithCancel(t.Context())
-			cancel()
-			_ = s.Close(ctx) // queued, maybe not written: Open's read waits for it
-			return st
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
+	for _, tt := range keyedtest.ReadBacks {
+		t.Run(tt.Name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "state", "drafts.json")
-			st := newStatefile(t)
+			st := keyedtest.NewStatefile(t)
 			s := openDisk(t, st, path)
 			fill(s)
 			want := all(s)
 			require.Len(t, want, 3)
-			again := openDisk(t, tt.finish(t, st, s), path)
+			again := openDisk(t, tt.Finish(t, st, s), path)
 			assert.Equal(t, want, all(again), "read back: got, want")
 		})
 	}
@@ -93,7 +62,7 @@ func TestReadBack(t *testing.T) {
 
 func TestLastDraftRemovesFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drafts.json")
-	st := newStatefile(t)
+	st := keyedtest.NewStatefile(t)
 	s := openDisk(t, st, path)
 	s.Set("a", "x")
 	require.NoError(t, s.Flush(t.Context()))
@@ -101,7 +70,7 @@ func TestLastDraftRemovesFile(t *testing.T) {
 	s.Set("a", "")
 	require.NoError(t, s.Flush(t.Context()))
 	assert.NoFileExists(t, path, "the last draft gone must remove the file")
-	again := openDisk(t, newStatefile(t), path)
+	again := openDisk(t, keyedtest.NewStatefile(t), path)
 	assert.Empty(t, again.Tabs())
 }
 
@@ -109,7 +78,7 @@ func TestCorruptFile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "drafts.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"version":1,"drafts":{"a":`), 0o600))
-	st := newStatefile(t)
+	st := keyedtest.NewStatefile(t)
 	s, err := OpenContext(t.Context(), st, path, Options{})
 	require.NotNil(t, s, "Open must return a usable store")
 	t.Cleanup(func() { s.sched.Stop() })
@@ -121,7 +90,7 @@ func TestCorruptFile(t *testing.T) {
 
 	s.Set("a", "fresh start")
 	require.NoError(t, s.Flush(t.Context()))
-	again := openDisk(t, newStatefile(t), path)
+	again := openDisk(t, keyedtest.NewStatefile(t), path)
 	d, ok := again.Get("a")
 	assert.True(t, ok)
 	assert.Equal(t, "fresh start", d.Text)
@@ -130,7 +99,7 @@ func TestCorruptFile(t *testing.T) {
 func TestUnreadableFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drafts.json")
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails with EISDIR
-	s, err := OpenContext(t.Context(), newStatefile(t), path, Options{})
+	s, err := OpenContext(t.Context(), keyedtest.NewStatefile(t), path, Options{})
 	require.NotNil(t, s, "the Store works in memory")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, statefile.ErrCorrupt)
@@ -191,6 +160,6 @@ func TestConcurrentEditsWhileWriting(t *testing.T) {
 	}
 	wg.Wait()
 	require.NoError(t, s.Close(t.Context()))
-	again := openDisk(t, newStatefile(t), path)
+	again := openDisk(t, keyedtest.NewStatefile(t), path)
 	assert.Equal(t, all(s), all(again), "file after the last save: got, want")
 }

@@ -2,12 +2,12 @@ package drafts
 
 import (
 	"context"
-	"fmt"
 	"maps"
 	"slices"
 	"sync"
 	"time"
 
+	"github.com/offmain/offmain/internal/keyed"
 	"github.com/offmain/offmain/internal/settle"
 )
 
@@ -31,7 +31,8 @@ type fileData struct {
 	Version int              `json:"version"`
 	Drafts  map[string]Draft `json:"drafts"`
 	// Deleted holds the tombstones: when each tab's draft was deleted, for
-	// the tabs deleted within tombstoneTTL. Only a watching Store writes it.
+	// the tabs deleted within keyed.TombstoneTTL. Only a watching Store
+	// writes it.
 	Deleted map[string]time.Time `json:"deleted,omitempty"`
 }
 
@@ -40,35 +41,20 @@ const fileVersion = 1
 // file is what the Store needs of a *statefile.File[fileData]; tests
 // replace it to control when the read returns, see when saves are queued
 // and deliver changes.
-type file interface {
-	Save(fileData) error
-	Remove() error
-	LoadContext(ctx context.Context) (fileData, error)
-	Flush(ctx context.Context) error
-	Path() string
-	Watch(fn func(fileData, error)) (stop func(), err error)
-}
+type file = keyed.File[fileData]
 
 // Store holds the drafts of all tabs. Its methods are safe for concurrent
 // use from any goroutine. Set, Put, Delete, Get, Tabs and Loaded never
 // wait on the disk, so the GUI's main goroutine may call them; Load,
 // GetContext, Flush and Close wait, under a context.
 type Store struct {
-	file     file
-	sched    *settle.Scheduler
-	onChange func(tabs []string) // Options.OnChange; nil: none
-	opts     Options
+	// core reads, saves, flushes and watches the file; sched is its
+	// scheduler, which every edit marks.
+	core  *keyed.Core[fileData]
+	sched *settle.Scheduler
+	opts  Options
 
-	loadDone chan struct{} // closed once the file was read and merged
-	saveMu   sync.Mutex    // held by save from copy to queue, so saves queue in state order
-
-	// watchMu orders the watch's start, by read, with its end, by Close,
-	// so that a watch never starts after Close. Order: watchMu, then mu.
-	watchMu   sync.Mutex
-	closed    bool   // Close has run; guarded by watchMu
-	stopWatch func() // ends the running watch, if any; guarded by watchMu
-
-	mu sync.Mutex // protects the fields below
+	mu sync.Mutex // protects the fields below, and core's state
 	// drafts is the current state. Its Attachments slices are never changed
 	// in place (Put stores a copy), so a shallow maps.Clone shares nothing
 	// the writer could see change.
@@ -78,12 +64,7 @@ type Store struct {
 	gone map[string]time.Time
 	// touched holds the tabs set, put or deleted since Open, before the
 	// read landed: the file's drafts of those tabs are older. Nil after it.
-	touched  map[string]bool
-	loaded   bool  // the read has been merged
-	waiting  bool  // a save found the file unread; set until the read has queued it
-	readErr  error // what the read met; saves are off unless it is nil or ErrCorrupt
-	watchErr error // why the watch could not start
-	lost     error // why the last save could not be queued (statefile.ErrClosed)
+	touched map[string]bool
 	// saved holds each tab's draft as the last save handed it to
 	// statefile, for Set to tell an undone edit (see Set). A tab whose
 	// draft a merge or a delete changed since is not in it.
@@ -197,44 +178,24 @@ func (s *Store) Tabs() []string {
 	return slices.Sorted(maps.Keys(s.drafts))
 }
 
-// save is the scheduler's callback (Close's last one included), and also
-// runs from read; saveMu keeps the two from overlapping. It hands
-// statefile a copy of the drafts (and tombstones), or removes the file when
-// there are none. Before the file has been read it only notes that read
-// must save, since a save then would drop the file's drafts; after a read
-// that failed (not a missing or corrupt file) it saves nothing.
-func (s *Store) save() {
-	s.saveMu.Lock()
-	defer s.saveMu.Unlock()
-	s.mu.Lock()
-	if !s.loaded {
-		s.waiting = true
-		s.mu.Unlock()
-		return
+// snapshotLocked is what a save writes: a copy of the drafts (and
+// tombstones), or nothing when there are none, and the file is removed.
+// It notes the drafts in saved, for Set, in the same critical section: noted
+// later, after the hand-over to statefile, a Delete in between would be
+// forgotten, and the draft typed again would take the deleted one's time.
+// Caller holds mu.
+func (s *Store) snapshotLocked(now time.Time) (fileData, bool) {
+	keyed.Prune(s.gone, now)
+	if len(s.drafts) == 0 && len(s.gone) == 0 {
+		s.saved = nil
+		return fileData{}, false
 	}
-	if !savesOn(s.readErr) {
-		s.mu.Unlock()
-		return
+	snap := fileData{Version: fileVersion, Drafts: maps.Clone(s.drafts)}
+	if len(s.gone) > 0 {
+		snap.Deleted = maps.Clone(s.gone)
 	}
-	s.pruneLocked(time.Now())
-	var snap fileData
-	if len(s.drafts) > 0 || len(s.gone) > 0 {
-		snap = fileData{Version: fileVersion, Drafts: maps.Clone(s.drafts)}
-		if len(s.gone) > 0 {
-			snap.Deleted = maps.Clone(s.gone)
-		}
-	}
-	s.mu.Unlock()
-	var err error
-	if snap.Drafts == nil {
-		err = s.file.Remove()
-	} else {
-		err = s.file.Save(snap)
-	}
-	s.mu.Lock()
-	s.lost = err
 	s.saved = maps.Clone(snap.Drafts) // its own: deletes must not touch what statefile encodes
-	s.mu.Unlock()
+	return snap, true
 }
 
 // Flush queues any unsaved edit now, then waits until the drafts file has
@@ -245,30 +206,7 @@ func (s *Store) save() {
 // did not finish in time, and errors saying why saves are off (the file
 // could not be read) or the last edit could not be queued (an error
 // matching statefile.ErrClosed).
-func (s *Store) Flush(ctx context.Context) error {
-	s.sched.Flush()
-	s.mu.Lock()
-	waiting := s.waiting
-	s.mu.Unlock()
-	if waiting {
-		select {
-		case <-s.loadDone:
-		case <-ctx.Done():
-			return fmt.Errorf("drafts: %s not read yet, nothing saved: %w", s.file.Path(), ctx.Err())
-		}
-	}
-	err := s.file.Flush(ctx)
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	var errs []error
-	if s.lost != nil {
-		errs = append(errs, fmt.Errorf("drafts: last edit not saved: %w", s.lost))
-	}
-	if !savesOn(s.readErr) {
-		errs = append(errs, s.readErr)
-	}
-	return joinErrs(append(errs, err)...)
-}
+func (s *Store) Flush(ctx context.Context) error { return s.core.Flush(ctx) }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,
@@ -280,8 +218,4 @@ func (s *Store) Flush(ctx context.Context) error {
 // may hold other files. A second Close only waits for the file again. A
 // Flush called while Close queues the last edit returns only after it is
 // queued.
-func (s *Store) Close(ctx context.Context) error {
-	s.endWatch()
-	s.sched.Close()
-	return s.Flush(ctx)
-}
+func (s *Store) Close(ctx context.Context) error { return s.core.Close(ctx) }

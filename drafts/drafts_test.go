@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/offmain/offmain/internal/fakefile"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -50,21 +51,13 @@ func openFake(t *testing.T, opts Options, load fileData) (*Store, *fakeFile) {
 	return s, f
 }
 
-// wait moves the bubble's fake clock forward by d (no real time passes) and
-// lets the goroutines that woke finish.
-func wait(d time.Duration) {
-	tm := time.NewTimer(d)
-	<-tm.C
-	synctest.Wait()
-}
-
 func TestSetSavesAfterSettle(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, f := openFake(t, Options{}, fileData{})
 		s.Set("a", "hi")
-		wait(299 * time.Millisecond)
+		keyedtest.Wait(299 * time.Millisecond)
 		assert.Empty(t, f.Ops(), "saved before the edits settled")
-		wait(time.Millisecond)
+		keyedtest.Wait(time.Millisecond)
 		ops := f.Ops()
 		require.Len(t, ops, 1)
 		assert.Equal(t, 300*time.Millisecond, ops[0].At)
@@ -79,9 +72,9 @@ func TestTypingSavesByMaxWait(t *testing.T) {
 		for range 167 { // a key every 30ms, 0 to 4.98s
 			text.WriteByte('x')
 			s.Set("a", text.String())
-			wait(30 * time.Millisecond)
+			keyedtest.Wait(30 * time.Millisecond)
 		}
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		ops := f.Ops()
 		var at []time.Duration
 		var lens []int
@@ -100,9 +93,9 @@ func TestCustomTiming(t *testing.T) {
 		s, f := openFake(t, Options{Settle: 50 * time.Millisecond, MaxWait: 70 * time.Millisecond}, fileData{})
 		for range 5 {
 			s.Set("a", time.Now().String())
-			wait(20 * time.Millisecond)
+			keyedtest.Wait(20 * time.Millisecond)
 		}
-		wait(time.Second)
+		keyedtest.Wait(time.Second)
 		ops := f.Ops()
 		require.Len(t, ops, 2)
 		assert.Equal(t, 70*time.Millisecond, ops[0].At)
@@ -178,7 +171,7 @@ func TestNoChangeNoSave(t *testing.T) {
 		s.Set("a", "x")     // same text
 		s.Set("none", "")   // clearing a tab without a draft
 		s.Delete("missing") // deleting a tab without a draft
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		assert.Len(t, f.Ops(), 1, "a no-op edit must not save")
 		require.NoError(t, s.Flush(t.Context()))
 		assert.Len(t, f.Ops(), 1, "Flush with nothing new queued a save")
@@ -188,14 +181,14 @@ func TestNoChangeNoSave(t *testing.T) {
 func TestFlushQueuesAtOnceThenWaits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s, f := openFake(t, Options{}, fileData{})
-		wait(10 * time.Millisecond)
+		keyedtest.Wait(10 * time.Millisecond)
 		s.Set("a", "x")
 		require.NoError(t, s.Flush(t.Context()))
 		ops := f.Ops()
 		require.Len(t, ops, 1)
 		assert.Equal(t, 10*time.Millisecond, ops[0].At, "Flush must not wait for the settle window")
 		assert.Equal(t, []int{1}, f.Flushes(), "the file's Flush must come after the save was queued")
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		assert.Len(t, f.Ops(), 1, "the settle timer must not save the flushed edit again")
 	})
 }
@@ -207,7 +200,7 @@ func TestCloseSavesThenStops(t *testing.T) {
 		require.NoError(t, s.Close(t.Context()))
 		require.Len(t, f.Ops(), 1, "Close must queue the pending edit")
 		s.Set("a", "after close")
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		assert.Len(t, f.Ops(), 1, "saved after Close")
 		d, _ := s.Get("a")
 		assert.Equal(t, "after close", d.Text, "memory still changes after Close")
@@ -251,7 +244,7 @@ func TestMaxAge(t *testing.T) {
 				}}
 				s, f := openFake(t, Options{MaxAge: tt.maxAge}, load)
 				assert.Equal(t, tt.want, s.Tabs())
-				wait(time.Minute)
+				keyedtest.Wait(time.Minute)
 				ops := f.Ops()
 				require.Len(t, ops, 1, "dropping drafts must rewrite the file")
 				if len(tt.want) == 0 {

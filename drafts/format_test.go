@@ -1,14 +1,9 @@
 package drafts_test
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
-	"go/parser"
-	"go/token"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
@@ -16,40 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/drafts"
-	"github.com/offmain/offmain/statefile"
+	"github.com/offmain/offmain/internal/keyedtest"
 )
-
-// docExample returns the JSON example of the file in the package
-// documentation (the first code block that starts with "{"), compacted as
-// encoding/json writes it.
-func docExample(t *testing.T, file string) []byte {
-	t.Helper()
-	f, err := parser.ParseFile(token.NewFileSet(), file, nil, parser.PackageClauseOnly|parser.ParseComments)
-	require.NoError(t, err)
-	require.NotNil(t, f.Doc, "%s has no package documentation", file)
-	var block []string
-	for line := range strings.SplitSeq(f.Doc.Text(), "\n") {
-		switch {
-		case line == "\t{":
-			block = []string{line}
-		case block != nil && line == "\t}":
-			var out bytes.Buffer
-			require.NoError(t, json.Compact(&out, []byte(strings.Join(append(block, line), "\n"))))
-			return out.Bytes()
-		case block != nil:
-			block = append(block, line)
-		}
-	}
-	t.Fatalf("no JSON example in the package documentation of %s", file)
-	return nil
-}
-
-func newStatefile(t *testing.T) *statefile.Store {
-	t.Helper()
-	st := statefile.NewStore(statefile.Options{})
-	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	return st
-}
 
 // The drafts of the example in the package documentation.
 var exampleDrafts = map[string]drafts.Draft{
@@ -60,11 +23,11 @@ var exampleDrafts = map[string]drafts.Draft{
 // TestFileFormat: a Store writes, byte for byte, the file the package
 // documentation shows, and reads that file back.
 func TestFileFormat(t *testing.T) {
-	want := docExample(t, "doc.go")
+	want := keyedtest.DocExample(t, "doc.go")
 
 	t.Run("write", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "drafts.json")
-		d, err := drafts.OpenContext(t.Context(), newStatefile(t), path, drafts.Options{MaxAge: -1})
+		d, err := drafts.OpenContext(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{MaxAge: -1})
 		require.NoError(t, err)
 		for tab, draft := range exampleDrafts {
 			d.Put(tab, draft)
@@ -78,7 +41,7 @@ func TestFileFormat(t *testing.T) {
 	t.Run("read", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "drafts.json")
 		require.NoError(t, os.WriteFile(path, want, 0o600))
-		d, err := drafts.OpenContext(t.Context(), newStatefile(t), path, drafts.Options{MaxAge: -1})
+		d, err := drafts.OpenContext(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{MaxAge: -1})
 		require.NoError(t, err)
 		defer d.Close(t.Context())
 		for tab, draft := range exampleDrafts {
@@ -90,7 +53,7 @@ func TestFileFormat(t *testing.T) {
 
 	t.Run("tombstones", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "drafts.json")
-		d, err := drafts.OpenContext(t.Context(), newStatefile(t), path, drafts.Options{Watch: true})
+		d, err := drafts.OpenContext(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{Watch: true})
 		require.NoError(t, err)
 		d.Set("tab-1", "hello")
 		d.Set("tab-3", "sent")

@@ -14,17 +14,16 @@ package drafts
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"maps"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -55,7 +54,7 @@ func FuzzOpen(f *testing.F) {
 	dir := f.TempDir() // one per fuzzing process: a directory per input is slow on ext4
 	f.Fuzz(func(t *testing.T, data []byte) {
 		path := filepath.Join(dir, "drafts.json")
-		t.Cleanup(func() { fuzzRemoveAll(t, path) })
+		t.Cleanup(func() { keyedtest.RemoveAll(t, path) })
 		require.NoError(t, os.WriteFile(path, data, 0o600))
 		st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
 		defer st.Close(context.Background()) //nolint:errcheck // checked by the Flushes below
@@ -76,7 +75,7 @@ func FuzzOpen(f *testing.F) {
 			require.NoError(t, err, "the file decodes as JSON")
 			fuzzCheckHolds(t, s, want.Drafts)
 		} else {
-			fuzzCheckKeptAside(t, path, data, err)
+			keyedtest.KeptAside(t, data, err)
 			assert.Empty(t, s.Tabs(), "a Store over a corrupt file starts empty")
 		}
 
@@ -101,32 +100,5 @@ func fuzzCheckHolds(t *testing.T, s *Store, want map[string]Draft) {
 		assert.Equal(t, w.Text, got.Text, tab)
 		assert.Equal(t, len(w.Attachments), len(got.Attachments), tab)
 		assert.True(t, w.UpdatedAt.Equal(got.UpdatedAt), "%s: got %v, want %v", tab, got.UpdatedAt, w.UpdatedAt)
-	}
-}
-
-// fuzzCheckKeptAside checks that Open reported the corrupt file and that
-// statefile moved its bytes aside unchanged.
-func fuzzCheckKeptAside(t *testing.T, path string, data []byte, err error) {
-	t.Helper()
-	require.ErrorIs(t, err, statefile.ErrCorrupt, "got %v, want ErrCorrupt", err)
-	var ce *statefile.CorruptError
-	require.ErrorAs(t, err, &ce)
-	require.NotEmpty(t, ce.Aside, "the bytes were not moved aside: %v", ce.Err)
-	got, rerr := os.ReadFile(ce.Aside)
-	require.NoError(t, rerr)
-	assert.Equal(t, data, got, "the bytes kept aside, byte for byte")
-}
-
-// fuzzRemoveAll removes path and the copies of it kept aside.
-func fuzzRemoveAll(t *testing.T, path string) {
-	dir, base := filepath.Split(path)
-	entries, err := os.ReadDir(dir)
-	require.NoError(t, err)
-	for _, e := range entries {
-		if e.Name() == base || strings.HasPrefix(e.Name(), base+statefile.CorruptSuffix) {
-			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
-				t.Error(err)
-			}
-		}
 	}
 }

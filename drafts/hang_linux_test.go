@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -19,7 +20,7 @@ import (
 func TestHungDisk(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	path := filepath.Join(fsys.Dir(), "drafts.json")
-	st := newStatefile(t)
+	st := keyedtest.NewStatefile(t)
 	s := openDisk(t, st, path)
 	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("drafts.json"))
 	t.Cleanup(hang.Release) // runs before the statefile.Store's Close
@@ -28,7 +29,7 @@ func TestHungDisk(t *testing.T) {
 	require.True(t, s.sched.Flush(), "queue the save")
 	<-hang.Blocked() // statefile's writer is inside fsync(2) now
 
-	mustNotBlock(t, func() {
+	keyedtest.MustNotBlock(t, func() {
 		for i := range 1000 {
 			s.Set("a", "typing "+string(rune('a'+i%26)))
 		}
@@ -46,7 +47,7 @@ func TestHungDisk(t *testing.T) {
 	ctx, cancel = context.WithTimeout(t.Context(), 50*time.Millisecond)
 	defer cancel()
 	var fresh *Store
-	mustNotBlock(t, func() {
+	keyedtest.MustNotBlock(t, func() {
 		fresh, err = Open(st, path, Options{})
 		require.NoError(t, err, "Open never waits for the read")
 		_, ok := fresh.Get("a")
@@ -57,27 +58,9 @@ func TestHungDisk(t *testing.T) {
 
 	hang.Release()
 	require.NoError(t, s.Flush(t.Context()))
-	again := openDisk(t, newStatefile(t), path)
+	again := openDisk(t, keyedtest.NewStatefile(t), path)
 	d, _ := again.Get("a")
 	assert.Equal(t, "last", d.Text, "after the disk came back")
-}
-
-// mustNotBlock runs edit, failing the test if it does not return while the
-// disk hangs (a real-time bound: the hang is in the kernel, not in a bubble).
-func mustNotBlock(t *testing.T, edit func()) {
-	t.Helper()
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		edit()
-	}()
-	timeout := time.NewTimer(10 * time.Second)
-	defer timeout.Stop()
-	select {
-	case <-done:
-	case <-timeout.C:
-		t.Fatal("Set blocked while the disk hung")
-	}
 }
 
 // TestHungDiskGUIMethods: while the drafts file's fsync never returns and
@@ -86,7 +69,7 @@ func mustNotBlock(t *testing.T, edit func()) {
 func TestHungDiskGUIMethods(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	path := filepath.Join(fsys.Dir(), "drafts.json")
-	st := newStatefile(t)
+	st := keyedtest.NewStatefile(t)
 	s, err := OpenContext(t.Context(), st, path, Options{Watch: true})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.sched.Stop() })
@@ -98,7 +81,7 @@ func TestHungDiskGUIMethods(t *testing.T) {
 	<-hang.Blocked() // statefile's writer is inside fsync(2) now
 
 	var tabs []string
-	mustNotBlock(t, func() {
+	keyedtest.MustNotBlock(t, func() {
 		s.Put("b", Draft{Text: "put", Attachments: []string{"/x.png"}})
 		s.Set("a", "second")
 		s.Delete("b")

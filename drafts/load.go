@@ -2,13 +2,10 @@ package drafts
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"io/fs"
-	"strings"
 	"time"
 
-	"github.com/offmain/offmain/internal/settle"
+	"github.com/offmain/offmain/internal/keyed"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -52,67 +49,29 @@ func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Opt
 
 func open(f file, opts Options) *Store {
 	s := &Store{
-		file:     f,
-		opts:     opts,
-		onChange: opts.OnChange,
-		drafts:   map[string]Draft{},
-		touched:  map[string]bool{},
-		loadDone: make(chan struct{}),
+		opts:    opts,
+		drafts:  map[string]Draft{},
+		touched: map[string]bool{},
 	}
 	if opts.watch() {
 		s.gone = map[string]time.Time{}
 	}
-	s.sched = settle.New(opts.settle(), s.save)
-	go s.read() // the Store's: it ends when statefile answers the read
+	s.core = keyed.New(f, &s.mu, keyed.Config[fileData]{
+		Name: "drafts", Unit: "edit",
+		Settle: opts.settle(), Watch: opts.watch(),
+		Read: s.mergeReadLocked, Snapshot: s.snapshotLocked,
+		Merge: s.merge, OnChange: opts.OnChange,
+	})
+	s.sched = s.core.Scheduler()
 	return s
-}
-
-// read loads the file, merges it under the drafts set since Open, and, if
-// a save found the file unread meanwhile, or the file held drafts now
-// dropped, queues a save. A watching Store then starts its watch, unless
-// saves are off. It runs on the Store's own goroutine, started by open; it
-// ends when statefile answers the read (on a disk that never answers, when
-// the disk does, or at exit).
-func (s *Store) read() {
-	data, err := s.file.LoadContext(context.Background())
-	switch {
-	case err == nil:
-	case errors.Is(err, fs.ErrNotExist): // no drafts yet
-		err = nil
-	case errors.Is(err, statefile.ErrCorrupt):
-		err = fmt.Errorf("drafts: starting empty: %w", err)
-	default:
-		// Never overwrite what could not be read: saves stay off.
-		err = fmt.Errorf("drafts: not saving, the file could not be read: %w", err)
-	}
-	s.mu.Lock()
-	s.readErr = err
-	dropped := s.mergeReadLocked(data, time.Now())
-	s.loaded = true
-	s.touched = nil
-	resave := s.waiting || dropped
-	watch := s.gone != nil && savesOn(err)
-	s.mu.Unlock()
-	if resave {
-		// waiting stays set until this save is queued: a Flush that finds it
-		// set waits for loadDone, which closes after the save, so no Flush
-		// can slip in between the merge and the save and return early.
-		s.save()
-	}
-	s.mu.Lock()
-	s.waiting = false
-	s.mu.Unlock()
-	if watch {
-		s.startWatch()
-	}
-	close(s.loadDone)
 }
 
 // mergeReadLocked puts the file's drafts under the ones set since Open:
 // a tab set, put or deleted since is the newer and keeps its state. Drafts
 // older than MaxAge, empty ones and (watching) those a tombstone deletes
 // are dropped; it reports whether the file held anything now dropped, so
-// that it is rewritten. Caller holds mu.
+// that it is rewritten. It ends the tracking of the tabs touched since
+// Open. Caller holds mu.
 func (s *Store) mergeReadLocked(data fileData, now time.Time) (dropped bool) {
 	cutoff, expire := s.opts.cutoff(now)
 	for tab, d := range data.Drafts {
@@ -125,16 +84,17 @@ func (s *Store) mergeReadLocked(data fileData, now time.Time) (dropped bool) {
 		}
 		s.drafts[tab] = d
 	}
-	if s.gone == nil {
-		return dropped
-	}
-	deleted := make(map[string]time.Time, len(data.Deleted))
-	for tab, at := range data.Deleted {
-		if !s.touched[tab] {
-			deleted[tab] = at
+	if s.gone != nil {
+		deleted := make(map[string]time.Time, len(data.Deleted))
+		for tab, at := range data.Deleted {
+			if !s.touched[tab] {
+				deleted[tab] = at
+			}
 		}
+		dropped = s.loadTombstones(deleted, now) || dropped
 	}
-	return s.loadTombstones(deleted, now) || dropped
+	s.touched = nil
+	return dropped
 }
 
 // Load waits until the file has been read or ctx ends, and returns what
@@ -152,73 +112,20 @@ func (s *Store) mergeReadLocked(data fileData, now time.Time) (dropped bool) {
 // Load is optional, and blocks: call it off the GUI's main goroutine, to
 // log what the read met and to know the drafts are all there, or wait on
 // [Store.Loaded] instead.
-func (s *Store) Load(ctx context.Context) error {
-	select {
-	case <-s.loadDone:
-	case <-ctx.Done():
-		return fmt.Errorf("drafts: %s not read yet: %w", s.file.Path(), ctx.Err())
-	}
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return joinErrs(s.readErr, s.watchErr)
-}
+func (s *Store) Load(ctx context.Context) error { return s.core.Load(ctx) }
 
 // Loaded returns a channel that is closed once the file's read has landed
 // and its drafts are merged: from then on Get and Tabs answer for every
 // draft. A GUI can wait on it off its main goroutine and then redraw, to
 // show a draft that Get did not know yet.
-func (s *Store) Loaded() <-chan struct{} { return s.loadDone }
+func (s *Store) Loaded() <-chan struct{} { return s.core.Loaded() }
 
 // GetContext is [Store.Get] for callers that can wait: it first waits for
 // the file's read, until ctx ends. It returns an error wrapping ctx's only
 // when ctx ended first, and then answers like Get; what the read met is
 // [Store.Load]'s to report.
 func (s *Store) GetContext(ctx context.Context, tab string) (Draft, bool, error) {
-	var err error
-	select {
-	case <-s.loadDone:
-	case <-ctx.Done():
-		err = fmt.Errorf("drafts: %s not read yet: %w", s.file.Path(), ctx.Err())
-	}
+	err := s.core.Wait(ctx)
 	d, ok := s.Get(tab)
 	return d, ok, err
-}
-
-// savesOn reports whether the Store saves after a read that met err: a
-// missing file or a corrupt one (moved aside) is replaced; a file that
-// could not be read is not.
-func savesOn(readErr error) bool {
-	return readErr == nil || errors.Is(readErr, statefile.ErrCorrupt)
-}
-
-// joinedError is errors.Join's result with its text on one line (errors.Join
-// puts a newline between the parts), so that one-line logs stay whole.
-type joinedError []error
-
-func (e joinedError) Error() string {
-	parts := make([]string, len(e))
-	for i, err := range e {
-		parts[i] = strings.ReplaceAll(err.Error(), "\n", "; ")
-	}
-	return strings.Join(parts, "; ")
-}
-
-func (e joinedError) Unwrap() []error { return e }
-
-// joinErrs is errors.Join with a one-line text: nil when every err is nil,
-// the error itself when only one is not and its text is one line.
-func joinErrs(errs ...error) error {
-	var e joinedError
-	for _, err := range errs {
-		if err != nil {
-			e = append(e, err)
-		}
-	}
-	switch {
-	case len(e) == 0:
-		return nil
-	case len(e) == 1 && !strings.Contains(e[0].Error(), "\n"):
-		return e[0]
-	}
-	return e
 }

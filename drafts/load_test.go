@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -58,7 +59,7 @@ func TestOpenNeverWaitsForRead(t *testing.T) {
 		assert.ErrorIs(t, s.Load(ctx), context.DeadlineExceeded, "Load while the read hangs")
 		_, _, err := s.GetContext(ctx, "file")
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "GetContext while the read hangs")
-		wait(5 * time.Second) // well past the settle: the save waits for the read
+		keyedtest.Wait(5 * time.Second) // well past the settle: the save waits for the read
 		assert.Empty(t, f.Ops(), "a save before the read would drop the file's drafts")
 
 		close(f.Gate)
@@ -112,10 +113,9 @@ func TestErrorTextsOneLine(t *testing.T) {
 	s, err = openSync(t.Context(), f, Options{Watch: true})
 	require.Error(t, err)
 	assert.ErrorContains(t, err, "not watching")
-	s.Set("a", "x")
-	s.sched.Stop()
 	f.SetSaveErr(errors.Join(statefile.ErrClosed, errors.New("second")))
-	s.save()
+	s.Set("a", "x")
+	s.sched.Flush() // the save, now rather than at the settle
 	ferr = s.Close(t.Context())
 	require.ErrorIs(t, ferr, statefile.ErrClosed)
 	assert.NotContains(t, ferr.Error(), "\n", "Close: got %q", ferr.Error())

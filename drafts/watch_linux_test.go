@@ -6,20 +6,13 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
-
-// windowWait bounds each wait of the real-disk test for a change to travel
-// from one window to the other. It is real time, as inotify events are:
-// statefile reports a change 100 ms after its last event, so 10 s only
-// ends a test that is broken, never one that is slow. The waits are on
-// channels, never sleeps.
-const windowWait = 10 * time.Second
 
 // window is one window of the app: its own statefile.Store, as a second
 // process would have, and a watching Store over the shared path. raw gets
@@ -64,19 +57,6 @@ func openWindow(t *testing.T, path string) *window {
 	return w
 }
 
-func next[T any](t *testing.T, ch <-chan T, what string) T {
-	t.Helper()
-	timer := time.NewTimer(windowWait)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v
-	case <-timer.C:
-		t.Fatalf("no %s within %v", what, windowWait)
-		panic("unreachable")
-	}
-}
-
 // TestTwoWindowsOnDisk: two windows over one drafts file, with real
 // fsnotify events. Each save reaches the other window, which reports the
 // changed tabs and returns the new text from Get; each window's watch
@@ -90,24 +70,24 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 
 	a.s.Set("t1", "from A")
 	require.NoError(t, a.s.Flush(ctx))
-	assert.Equal(t, map[string]string{"t1": "from A"}, next(t, b.raw, "delivery to B"))
-	assert.Equal(t, []string{"t1"}, next(t, b.changes, "OnChange in B"))
+	assert.Equal(t, map[string]string{"t1": "from A"}, keyedtest.Next(t, b.raw, "delivery to B"))
+	assert.Equal(t, []string{"t1"}, keyedtest.Next(t, b.changes, "OnChange in B"))
 	got, _ := b.s.Get("t1")
 	assert.Equal(t, "from A", got.Text, "B's Get after A's save")
 
 	b.s.Set("t2", "from B")
 	require.NoError(t, b.s.Flush(ctx))
-	assert.Equal(t, map[string]string{"t1": "from A", "t2": "from B"}, next(t, a.raw, "delivery to A"),
+	assert.Equal(t, map[string]string{"t1": "from A", "t2": "from B"}, keyedtest.Next(t, a.raw, "delivery to A"),
 		"A's first delivery is B's save: A's own save was not echoed")
-	assert.Equal(t, []string{"t2"}, next(t, a.changes, "OnChange in A"))
+	assert.Equal(t, []string{"t2"}, keyedtest.Next(t, a.changes, "OnChange in A"))
 	got, _ = a.s.Get("t2")
 	assert.Equal(t, "from B", got.Text, "A's Get after B's save")
 
 	a.s.Set("t2", "A edits B's tab") // the same tab, edited later: newest wins
 	a.s.Delete("t1")                 // sent from A
 	require.NoError(t, a.s.Flush(ctx))
-	assert.Equal(t, map[string]string{"t2": "A edits B's tab"}, next(t, b.raw, "delivery to B"))
-	assert.Equal(t, []string{"t1", "t2"}, next(t, b.changes, "OnChange in B"))
+	assert.Equal(t, map[string]string{"t2": "A edits B's tab"}, keyedtest.Next(t, b.raw, "delivery to B"))
+	assert.Equal(t, []string{"t1", "t2"}, keyedtest.Next(t, b.changes, "OnChange in B"))
 	got, _ = b.s.Get("t2")
 	assert.Equal(t, "A edits B's tab", got.Text)
 	_, ok := b.s.Get("t1")
@@ -115,8 +95,8 @@ func TestTwoWindowsOnDisk(t *testing.T) {
 
 	b.s.Set("t3", "last") // the sentinel: A's next delivery must be this
 	require.NoError(t, b.s.Flush(ctx))
-	assert.Equal(t, map[string]string{"t2": "A edits B's tab", "t3": "last"}, next(t, a.raw, "delivery to A"))
-	assert.Equal(t, []string{"t3"}, next(t, a.changes, "OnChange in A"))
+	assert.Equal(t, map[string]string{"t2": "A edits B's tab", "t3": "last"}, keyedtest.Next(t, a.raw, "delivery to A"))
+	assert.Equal(t, []string{"t3"}, keyedtest.Next(t, a.changes, "OnChange in A"))
 
 	require.NoError(t, a.s.Close(ctx))
 	require.NoError(t, b.s.Close(ctx))
@@ -146,7 +126,7 @@ func TestCorruptFileOnDiskNotSavedOver(t *testing.T) {
 	require.NoError(t, w.s.Flush(t.Context()))
 
 	require.NoError(t, os.WriteFile(path, []byte(`{"drafts":`), 0o600))
-	got := next(t, w.raw, "the corrupt report")
+	got := keyedtest.Next(t, w.raw, "the corrupt report")
 	assert.Contains(t, got["error"], "left in place", "the delivery: got %v", got)
 	require.NoError(t, w.s.Flush(t.Context()))
 	raw, err := os.ReadFile(path)

@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"maps"
 	"slices"
-	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -13,6 +12,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/keyed"
+	"github.com/offmain/offmain/internal/keyedtest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -21,30 +22,10 @@ import (
 // statefile's watch goroutine would, and checks memory, OnChange and the
 // save the merge queues (or not), on the bubble's clock.
 
-// changes records the calls of OnChange.
-type changes struct {
-	mu    sync.Mutex // protects calls
-	calls [][]string
-}
-
-func (c *changes) fn(tabs []string) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.calls = append(c.calls, tabs)
-}
-
-func (c *changes) take() [][]string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	calls := c.calls
-	c.calls = nil
-	return calls
-}
-
-func openWatching(t *testing.T, load fileData) (*Store, *fakeFile, *changes) {
+func openWatching(t *testing.T, load fileData) (*Store, *fakeFile, *keyedtest.Changes) {
 	t.Helper()
-	c := &changes{}
-	s, f := openFake(t, Options{Watch: true, OnChange: c.fn}, load)
+	c := &keyedtest.Changes{}
+	s, f := openFake(t, Options{Watch: true, OnChange: c.Fn}, load)
 	return s, f, c
 }
 
@@ -176,9 +157,9 @@ func TestMergeRules(t *testing.T) {
 		},
 		{
 			name:  "an expired tombstone deletes nothing",
-			local: func(s *Store, now time.Time) { s.Put("a", dr("old", now.Add(-2*tombstoneTTL))) },
+			local: func(s *Store, now time.Time) { s.Put("a", dr("old", now.Add(-2*keyed.TombstoneTTL))) },
 			file: func(now time.Time) fileData {
-				return fileData{Drafts: drafts(), Deleted: map[string]time.Time{"a": now.Add(-tombstoneTTL - time.Second)}}
+				return fileData{Drafts: drafts(), Deleted: map[string]time.Time{"a": now.Add(-keyed.TombstoneTTL - time.Second)}}
 			},
 			want: map[string]string{"a": "old"},
 			save: map[string]string{"a": "old"},
@@ -227,8 +208,8 @@ func TestMergeRules(t *testing.T) {
 				before := len(f.Ops())
 				f.Deliver(t, tt.file(now), tt.err)
 				assert.Equal(t, tt.want, texts(s), "drafts after the merge: got, want")
-				assert.Equal(t, tt.changed, c.take(), "OnChange calls: got, want")
-				wait(time.Minute)
+				assert.Equal(t, tt.changed, c.Take(), "OnChange calls: got, want")
+				keyedtest.Wait(time.Minute)
 				ops := f.Ops()[before:]
 				if tt.save == nil {
 					assert.Empty(t, ops, "saves after the merge: got, want none")
@@ -263,9 +244,9 @@ func TestTwoWindowsConverge(t *testing.T) {
 			return fileData{Drafts: maps.Clone(op.Value.Drafts), Deleted: maps.Clone(op.Value.Deleted)}
 		}
 		fa.Deliver(t, last(fb), nil) // A sees B's file
-		wait(time.Minute)            // A writes t1 back
+		keyedtest.Wait(time.Minute)  // A writes t1 back
 		fb.Deliver(t, last(fa), nil) // B sees A's file
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		want := map[string]string{"t1": "A's new tab", "t2": "B's new tab"}
 		assert.Equal(t, want, texts(a))
 		assert.Equal(t, want, texts(b))
@@ -275,7 +256,7 @@ func TestTwoWindowsConverge(t *testing.T) {
 		b.Delete("t1") // sent from window B
 		require.NoError(t, b.Flush(t.Context()))
 		fa.Deliver(t, last(fb), nil)
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		_, ok := a.Get("t1")
 		assert.False(t, ok, "the delete reached A")
 		assert.Len(t, fa.Ops(), 2, "A answered a delete it agreed with")
@@ -308,7 +289,7 @@ func TestWatchOptions(t *testing.T) {
 }
 
 // TestTombstones: a watching Store writes a delete as a tombstone (the
-// file stays), drops it after tombstoneTTL, and an Open after that
+// file stays), drops it after keyed.TombstoneTTL, and an Open after that
 // removes a file left with expired tombstones only. Without Watch, the
 // last delete removes the file as before.
 func TestTombstones(t *testing.T) {
@@ -324,15 +305,15 @@ func TestTombstones(t *testing.T) {
 		assert.Empty(t, ops[1].Value.Drafts)
 		assert.Equal(t, []string{"a"}, keys(ops[1].Value.Deleted))
 
-		wait(tombstoneTTL + time.Second)
+		keyedtest.Wait(keyed.TombstoneTTL + time.Second)
 		s.Set("b", "y")
 		require.NoError(t, s.Flush(t.Context()))
 		ops = f.Ops()
 		assert.Empty(t, ops[2].Value.Deleted, "an expired tombstone was written")
 
-		old := time.Now().Add(-tombstoneTTL - time.Second)
+		old := time.Now().Add(-keyed.TombstoneTTL - time.Second)
 		_, f2, _ := openWatching(t, fileData{Drafts: drafts(), Deleted: map[string]time.Time{"a": old}})
-		wait(time.Minute)
+		keyedtest.Wait(time.Minute)
 		ops = f2.Ops()
 		require.Len(t, ops, 1, "Open rewrites a file with expired tombstones")
 		assert.True(t, ops[0].Remove, "and, with no draft left, removes it")

@@ -1,0 +1,173 @@
+// Package keyed holds the machinery that drafts and anchors share as keyed
+// stores over one statefile file: values by key in memory, saved once edits
+// settle, the file read in the background after Open, and, when asked,
+// other processes' saves merged in.
+//
+// A [Core] runs the parts that do not depend on what is stored: the read
+// after Open and what it met, the save (held until the read has landed,
+// and never over a file that could not be read), Flush, Close, Load and the
+// watch's start and end. The store keeps its own state and hands the Core
+// the steps that touch it ([Config]): how the read merges the file, what a
+// save writes, how another process's save merges. Both sides share the
+// store's mutex, so that the read merges the file and marks it read in one
+// critical section, and a save sees the file read and takes its snapshot in
+// another.
+package keyed
+
+import (
+	"context"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/offmain/offmain/internal/settle"
+)
+
+// File is what a Core needs of a *statefile.File[T]; tests replace it to
+// control when the read returns, see when saves are queued and deliver
+// changes.
+type File[T any] interface {
+	Save(T) error
+	Remove() error
+	LoadContext(ctx context.Context) (T, error)
+	Flush(ctx context.Context) error
+	Path() string
+	Watch(fn func(T, error)) (stop func(), err error)
+}
+
+// Config is what a Core needs of its store. Name and Unit make the errors'
+// text; the funcs are the store's steps. Read and Snapshot run with
+// the store's mutex held; Merge takes it itself; OnChange runs without it.
+type Config[T any] struct {
+	Name string // the package, the errors' prefix: "drafts"
+	Unit string // what one edit is, in "last edit not saved": "edit"
+
+	Settle settle.Options // when a save is queued after edits
+	Watch  bool           // follow other processes' saves after the read
+
+	// Read merges the file's content, as the read after Open met it (the
+	// zero T for a missing, corrupt or unreadable file), under what was
+	// set since Open, and ends whatever tracked those edits. It reports
+	// whether the file held anything now dropped, so that it is rewritten.
+	Read func(data T, now time.Time) (dropped bool)
+
+	// Snapshot returns what a save writes, and false when the file is to
+	// be removed instead. The T must share nothing the store changes
+	// later: statefile encodes it on its writer.
+	Snapshot func(now time.Time) (data T, write bool)
+
+	// Merge applies what another process saved (with Watch) and returns
+	// the keys whose value changed, sorted, and whether the file lacks
+	// something memory has. It takes the store's mutex itself.
+	Merge func(data T, now time.Time) (changed []string, resave bool)
+
+	// OnChange, if set, is told the keys Merge changed, on statefile's
+	// watch goroutine.
+	OnChange func(keys []string)
+}
+
+// Core is the store-independent part of a keyed store. Its methods are safe
+// for concurrent use. Its zero value is not usable: see [New].
+type Core[T any] struct {
+	file  File[T]
+	cfg   Config[T]
+	sched *settle.Scheduler
+
+	loadDone chan struct{} // closed once the file was read and merged
+	saveMu   sync.Mutex    // held by save from copy to queue, so saves queue in state order
+
+	// watchMu orders the watch's start, by read, with its end, by Close,
+	// so that a watch never starts after Close. Order: watchMu, then mu.
+	watchMu   sync.Mutex
+	closed    bool   // Close has run; guarded by watchMu
+	stopWatch func() // ends the running watch, if any; guarded by watchMu
+
+	mu       *sync.Mutex // the store's; protects the fields below and the store's state
+	loaded   bool        // the read has been merged
+	waiting  bool        // a save found the file unread; set until the read has queued it
+	readErr  error       // what the read met; saves are off unless it is nil or ErrCorrupt
+	watchErr error       // why the watch could not start
+	lost     error       // why the last save could not be queued (statefile.ErrClosed)
+}
+
+// New returns the Core of a store whose state mu protects, and starts the
+// file's read on a goroutine of the Core's own: it ends when statefile
+// answers the read (on a disk that never answers, when the disk does, or at
+// exit). The store's state must be ready for cfg's funcs before New is
+// called.
+func New[T any](f File[T], mu *sync.Mutex, cfg Config[T]) *Core[T] {
+	c := &Core[T]{file: f, cfg: cfg, mu: mu, loadDone: make(chan struct{})}
+	c.sched = settle.New(cfg.Settle, c.save)
+	go c.read()
+	return c
+}
+
+// Scheduler returns the settle scheduler whose callback saves: the store
+// marks it on every edit.
+func (c *Core[T]) Scheduler() *settle.Scheduler { return c.sched }
+
+// Loaded returns a channel closed once the file's read has landed and
+// been merged.
+func (c *Core[T]) Loaded() <-chan struct{} { return c.loadDone }
+
+// Wait waits for the file's read until ctx ends, and then returns an error
+// wrapping ctx's.
+func (c *Core[T]) Wait(ctx context.Context) error {
+	select {
+	case <-c.loadDone:
+		return nil
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %s not read yet: %w", c.cfg.Name, c.file.Path(), ctx.Err())
+	}
+}
+
+// Load waits for the file's read, like Wait, and returns what it met, and
+// why the watch could not start, on one line.
+func (c *Core[T]) Load(ctx context.Context) error {
+	if err := c.Wait(ctx); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return JoinErrs(c.readErr, c.watchErr)
+}
+
+// Flush queues any unsaved edit now, then waits until the file has
+// reached the disk or ctx ends; before the file has been read it first
+// waits for the read, which queues the save. It returns statefile's error,
+// and errors saying why the last save could not be queued or why saves are
+// off, on one line.
+func (c *Core[T]) Flush(ctx context.Context) error {
+	c.sched.Flush()
+	c.mu.Lock()
+	waiting := c.waiting
+	c.mu.Unlock()
+	if waiting {
+		select {
+		case <-c.loadDone:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
+		}
+	}
+	err := c.file.Flush(ctx)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var errs []error
+	if c.lost != nil {
+		errs = append(errs, fmt.Errorf("%s: last %s not saved: %w", c.cfg.Name, c.cfg.Unit, c.lost))
+	}
+	if !SavesOn(c.readErr) {
+		errs = append(errs, c.readErr)
+	}
+	return JoinErrs(append(errs, err)...)
+}
+
+// Close stops the watch, if any (waiting for a call of OnChange in
+// progress), stops the settle timer, queues any unsaved edit, and waits
+// like Flush. A Flush called meanwhile returns only after the last edit is
+// queued: the scheduler runs Close's save and that Flush's one at a time.
+func (c *Core[T]) Close(ctx context.Context) error {
+	c.endWatch()
+	c.sched.Close()
+	return c.Flush(ctx)
+}
