@@ -1,14 +1,40 @@
 package main
 
 import (
-	"context"
 	"fmt"
-	"time"
+	"strings"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/charmbracelet/x/ansi"
 
-	"github.com/offmain/offmain/qos"
+	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/examples/internal/config"
 )
+
+// workerEnv, set to 1, makes the composer binary run as the built-in agent
+// (agent.StandIn) instead of the app: how the default agent re-executes the
+// app; the tests' binary honours it too.
+const workerEnv = "OFFMAIN_COMPOSER_AGENT"
+
+// agentSet is the app's agent.Set, with get under the name keys.go calls it
+// by.
+type agentSet struct{ *agent.Set }
+
+func (s agentSet) get(chat string) *agent.Agent { return s.Get(chat) }
+
+// newAgentSet returns the composer's agents: messages go to send, the
+// stand-in is this binary under workerEnv, and lines lose what the terminal
+// would take as control sequences (ansi.Strip).
+func newAgentSet(cfg config.Config, send func(tea.Msg)) agentSet {
+	return agentSet{agent.New(agent.Options{
+		Mode:       cfg.Mode,
+		Command:    cfg.AgentCmd,
+		Send:       func(msg any) { send(msg) },
+		StandInEnv: workerEnv,
+		HideEnv:    []string{config.ProbeEnv},
+		Clean:      func(line string) string { return strings.ReplaceAll(ansi.Strip(line), "\r", "") },
+	})}
+}
 
 // startAgent returns the command that starts chat's agent off the UI loop.
 func (m *model) startAgent(chat, command string) tea.Cmd {
@@ -21,78 +47,45 @@ func (m *model) startAgent(chat, command string) tea.Cmd {
 		c.add("app", fmt.Sprintf("starting %s at the Agent tier, qos mode %s", what, m.mode))
 	}
 	agents := m.agents
-	return func() tea.Msg { return agents.start(chat, command) }
+	return func() tea.Msg { return agents.Start(chat, command) }
 }
 
 // stopAgent returns the command that stops chat's agent off the UI loop; its
-// exit arrives as an agentExitedMsg.
+// exit arrives as an agent.Exited.
 func (m *model) stopAgent(chat string) tea.Cmd {
 	agents := m.agents
 	return func() tea.Msg {
-		agents.stop(chat)
+		agents.Stop(chat)
 		return nil
 	}
 }
 
-func (m *model) agentStarted(msg agentStartedMsg) {
-	c := m.chat(msg.chat)
+func (m *model) agentStarted(msg agent.Started) {
+	c := m.chat(msg.Chat)
 	if c == nil {
 		return
 	}
-	if msg.err != nil {
-		c.add("app", "the agent did not start: "+msg.err.Error())
+	if msg.Err != nil {
+		c.add("app", "the agent did not start: "+msg.Err.Error())
 		return
 	}
-	if m.agents.get(msg.chat) != nil { // not if it has exited already
-		m.tiers[msg.chat] = msg.tier
+	if m.agents.Get(msg.Chat) != nil { // not if it has exited already
+		m.tiers[msg.Chat] = msg.Tier
 	}
-	c.add("app", fmt.Sprintf("agent pid %d: %s; applied tier: %s", msg.pid, msg.desc, msg.tier))
+	c.add("app", fmt.Sprintf("agent pid %d: %s; applied tier: %s", msg.PID, msg.Desc, msg.Tier))
 	m.saveTranscript(c)
 }
 
-func (m *model) agentExited(msg agentExitedMsg) {
-	delete(m.tiers, msg.chat)
-	c := m.chat(msg.chat)
+func (m *model) agentExited(msg agent.Exited) {
+	delete(m.tiers, msg.Chat)
+	c := m.chat(msg.Chat)
 	if c == nil {
 		return
 	}
 	status := "exited"
-	if msg.err != nil {
-		status = "ended: " + msg.err.Error()
+	if msg.Err != nil {
+		status = "ended: " + msg.Err.Error()
 	}
 	c.add("app", "agent "+status)
 	m.saveTranscript(c)
-}
-
-// inspectTier reads back the tier pid runs at, for the status line, once
-// the steps qos.Start applies after the child started (SCHED_IDLE, an
-// autogroup's nice value) have run, waiting at most a second for them: it
-// runs in a tea.Cmd, off the UI goroutine.
-func inspectTier(pid int) string {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = qos.WaitApplied(ctx) // late: show what is applied so far
-	a, err := qos.Inspect(pid)
-	if err != nil {
-		return "tier unknown: " + err.Error()
-	}
-	return tierText(a)
-}
-
-// tierText is an Applied in a few characters: "nice 15 io be/7",
-// "SCHED_IDLE io idle".
-func tierText(a qos.Applied) string {
-	cpu := fmt.Sprintf("nice %d", a.Nice)
-	if a.Policy != "" && a.Policy != "SCHED_OTHER" && a.Policy != "default" {
-		cpu = a.Policy
-	}
-	switch a.IOClass {
-	case "":
-		return cpu
-	case "best-effort":
-		return fmt.Sprintf("%s io be/%d", cpu, a.IOLevel)
-	case "realtime":
-		return fmt.Sprintf("%s io rt/%d", cpu, a.IOLevel)
-	}
-	return cpu + " io " + a.IOClass
 }

@@ -1,75 +1,55 @@
 package main
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"sync"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/offmain/offmain/examples/internal/chatstate"
+	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/flush"
-	"github.com/offmain/offmain/statefile"
 )
-
-// quitTimeout is the flush hook's deadline at quit (2 s).
-const quitTimeout = 2 * time.Second
 
 // app is the composer: its state on disk, its agents, its model, and the
 // quit path that flushes it all.
 type app struct {
-	cfg    config
-	st     *statefile.Store
-	saves  saver
-	trans  *transcripts
-	agents *agentSet
+	cfg    config.Config
+	state  *chatstate.State
+	agents agentSet
 	probe  *probeRef
-	hook   *flush.Hook
 	model  *model
 	notes  *noteBox
 
-	prog *tea.Program // set by program; agents send to it
+	prog   *tea.Program // set by program; agents send to it
+	hangup *hangup      // set by program: whether the terminal went away
 }
 
-// openApp opens the state under cfg.dir, reads what the last run left, and
+// openApp opens the state under cfg.Dir, reads what the last run left, and
 // builds the model. send, if not nil, replaces the program as the receiver
 // of agents' messages (tests without a program).
-func openApp(cfg config, send func(tea.Msg)) (*app, error) {
-	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
+func openApp(cfg config.Config, send func(tea.Msg)) (*app, error) {
+	a := &app{cfg: cfg, probe: &probeRef{}, notes: &noteBox{}}
+	var err error
+	a.state, err = chatstate.Open(cfg.Dir, chatstate.Options{
+		Chats: cfg.Chats, SyncSaves: cfg.SyncSaves,
+		OnError: func(err error) { a.notes.set(describeErr("save failed", err)) },
+	})
+	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, probe: &probeRef{}, notes: &noteBox{}, hook: flush.New(quitTimeout)}
-	a.st = statefile.NewStore(statefile.Options{
-		OnError: func(path string, err error) { a.notes.set(describeErr("save failed", err)) },
-	})
 	var notes []string
-	if cfg.modeErr != nil {
-		notes = append(notes, cfg.modeErr.Error())
+	if cfg.ModeErr != nil {
+		notes = append(notes, cfg.ModeErr.Error())
 	}
-	var err error
-	if cfg.syncSaves {
-		a.saves, err = openSync(cfg.dir, &notes)
-	} else {
-		a.saves, err = openOffmain(a.st, cfg.dir, &notes)
-	}
-	if err != nil {
-		return nil, errors.Join(err, a.closeStore())
-	}
-	a.trans, err = openTranscripts(a.st, cfg.dir, cfg.chats, &notes)
-	if err != nil {
-		return nil, errors.Join(err, a.saves.close(context.Background()), a.closeStore())
-	}
-	a.saves.register(a.hook)
-	a.hook.Add("transcripts", a.st)
+	notes = append(notes, a.state.Notes...)
 	if send == nil {
 		send = func(msg tea.Msg) { a.prog.Send(msg) }
 	}
-	a.agents = newAgentSet(cfg.mode, cfg.agentCmd, send)
-	if cfg.probePath != "" {
-		p, err := openProbe(cfg.probePath)
+	a.agents = newAgentSet(cfg, send)
+	if cfg.ProbePath != "" {
+		p, err := openProbe(cfg.ProbePath)
 		if err != nil {
 			notes = append(notes, err.Error())
 		} else {
@@ -85,27 +65,29 @@ func openApp(cfg config, send func(tea.Msg)) (*app, error) {
 
 func (a *app) newModel() *model {
 	m := &model{
-		saves: a.saves, trans: a.trans, agents: a.agents, probe: a.probe,
-		mode: a.cfg.mode, notes: a.notes, startAgents: a.cfg.agents,
+		saves: saver{a.state.Saves}, trans: a.state.Transcripts, agents: a.agents, probe: a.probe,
+		mode: a.cfg.Mode, notes: a.notes, startAgents: a.cfg.Agents,
 		tiers: map[string]string{},
 	}
-	for _, id := range a.cfg.chats {
-		place, ok := a.saves.anchor(id)
-		m.chats = append(m.chats, newChat(id, a.trans.loadedFor(id), a.saves.draft(id), place, ok))
+	for _, id := range a.cfg.Chats {
+		place, ok := a.state.Saves.Anchor(id)
+		m.chats = append(m.chats, newChat(id, a.state.Transcripts.Loaded(id), a.state.Saves.Draft(id), place, ok))
 	}
 	return m
 }
 
 // program returns the bubbletea program over in and out, wrapped for the
-// typing probe. Signals are the app's (see notifySignals), not bubbletea's.
+// typing probe. Signals are the app's (quit.Watch in run), not bubbletea's.
 func (a *app) program(in io.Reader, out io.Writer) *tea.Program {
+	a.hangup = &hangup{}
 	a.prog = tea.NewProgram(a.model,
 		tea.WithAltScreen(),
 		tea.WithMouseCellMotion(),
 		tea.WithoutSignalHandler(),
-		tea.WithInput(probeInput(in, a.probe)),
-		tea.WithOutput(probeOutput(out, a.probe)),
+		tea.WithInput(probeInput(in, a.probe, a.hangup)),
+		tea.WithOutput(probeOutput(out, a.probe, a.hangup)),
 	)
+	a.hangup.end = a.prog.Kill
 	return a.prog
 }
 
@@ -113,27 +95,11 @@ func (a *app) program(in io.Reader, out io.Writer) *tea.Program {
 // stop while the flush hook drains every store under its 2 s deadline, then
 // the stores and the probe close. It returns the hook's report.
 func (a *app) shutdown() flush.Report {
-	var wg sync.WaitGroup
-	wg.Go(a.agents.stopAll)
-	rep := a.hook.Run()
-	wg.Wait()
-	// Everything drained, or the report says what did not: closing only
-	// stops timers and writers, with little time left to wait.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_ = a.saves.close(ctx)
-	_ = a.st.Close(ctx)
+	rep := a.state.Quit(a.agents.StopAll)
 	if p := a.probe.p.Swap(nil); p != nil {
 		if err := p.close(); err != nil {
 			fmt.Fprintln(os.Stderr, "composer:", err)
 		}
 	}
 	return rep
-}
-
-// closeStore closes the statefile store after a failed open.
-func (a *app) closeStore() error {
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	return a.st.Close(ctx)
 }

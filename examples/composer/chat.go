@@ -12,6 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/offmain/offmain/anchors"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 // composerHeight is the composer's height in lines.
@@ -23,7 +24,7 @@ type chat struct {
 	id    string
 	input textarea.Model
 	vp    viewport.Model
-	items []item
+	items []chatstate.Item
 	next  int // number of the next item's ID
 
 	width  int   // the transcript's width the lines below were wrapped to; 0: not laid out
@@ -41,7 +42,7 @@ type chat struct {
 	scrollGen int // counts scrolls; a settle message for an older one is stale
 }
 
-func newChat(id string, t transcriptData, draft string, place anchors.Anchor, hasPlace bool) *chat {
+func newChat(id string, t chatstate.Transcript, draft string, place anchors.Anchor, hasPlace bool) *chat {
 	in := textarea.New()
 	in.Placeholder = "Message #" + id + "  (enter sends, /agent [cmd] runs an agent)"
 	in.ShowLineNumbers = false
@@ -63,12 +64,12 @@ func newChat(id string, t transcriptData, draft string, place anchors.Anchor, ha
 	return c
 }
 
-// add appends an item, dropping the oldest beyond maxItems, and lays the
+// add appends an item, dropping the oldest beyond chatstate.MaxItems, and lays the
 // transcript out again.
 func (c *chat) add(from, text string) {
-	c.items = append(c.items, item{ID: "m" + strconv.Itoa(c.next), From: from, Text: text, At: time.Now()})
+	c.items = append(c.items, chatstate.Item{ID: "m" + strconv.Itoa(c.next), From: from, Text: text, At: time.Now()})
 	c.next++
-	if over := len(c.items) - maxItems; over > 0 {
+	if over := len(c.items) - chatstate.MaxItems; over > 0 {
 		c.items = append(c.items[:0], c.items[over:]...)
 	}
 	c.layout(c.width, c.vp.Height)

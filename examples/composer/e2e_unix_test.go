@@ -16,6 +16,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/examples/composer/internal/tmux"
+	"github.com/offmain/offmain/examples/internal/config"
 )
 
 // startUnderTmux runs this test binary as the app (appEnv) in a private tmux
@@ -25,7 +26,7 @@ func startUnderTmux(t *testing.T, tmuxDir, stateDir, probe string) *tmux.Server 
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	srv, err := tmux.Start(tmuxDir, 100, 30,
-		[]string{appEnv + "=1", probeEnv + "=" + probe, "OFFMAIN_QOS=utility"},
+		[]string{appEnv + "=1", config.ProbeEnv + "=" + probe, "OFFMAIN_QOS=utility"},
 		[]string{exe, "-dir", stateDir, "-chats", "general,build"})
 	if errors.Is(err, tmux.ErrNotInstalled) {
 		t.Skip("tmux is not installed: this test needs a real terminal to type into (.ci/run installs tmux)")

@@ -13,6 +13,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/drafts"
+	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/flush"
 	"github.com/offmain/offmain/qos"
 	"github.com/offmain/offmain/statefile"
@@ -30,13 +32,16 @@ type harness struct {
 	rep  *flush.Report
 }
 
-func testConfig(dir string, syncSaves bool) config {
-	return config{dir: dir, syncSaves: syncSaves, chats: []string{"general", "build"}, mode: qos.ModeUtility}
+// draftsFile is where chatstate keeps the drafts, in both save modes.
+const draftsFile = "drafts.json"
+
+func testConfig(dir string, syncSaves bool) config.Config {
+	return config.Config{Dir: dir, SyncSaves: syncSaves, Chats: []string{"general", "build"}, Mode: qos.ModeUtility}
 }
 
 // newHarness opens the app over cfg, runs Init (which focuses the composer)
 // and gives it a 100x30 terminal. The cleanup quits it if the test did not.
-func newHarness(t *testing.T, cfg config) *harness {
+func newHarness(t *testing.T, cfg config.Config) *harness {
 	t.Helper()
 	h := &harness{t: t, msgs: make(chan tea.Msg, 1024), done: make(chan struct{})}
 	a, err := openApp(cfg, func(msg tea.Msg) {
@@ -123,7 +128,7 @@ func (h *harness) fill(chat string, n int) {
 	for i := range lines {
 		lines[i] = fmt.Sprintf("line %d of the agent's output", i)
 	}
-	h.m.Update(agentOutputMsg{chat: chat, lines: lines})
+	h.m.Update(agent.Output{Chat: chat, Lines: lines})
 }
 
 // diskDrafts reads the drafts file in dir as a fresh drafts.Store does.
@@ -147,7 +152,7 @@ func rawDrafts(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, draftsFile))
 	require.NoError(t, err)
-	var d draftsData
+	var d struct{ Drafts map[string]drafts.Draft }
 	require.NoError(t, json.Unmarshal(b, &d))
 	got := map[string]string{}
 	for k, v := range d.Drafts {

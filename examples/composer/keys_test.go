@@ -100,7 +100,7 @@ func TestBurstOfKeyNamesIsText(t *testing.T) {
 			c.input.Reset()
 			cmds := tc.send()
 			assert.Equal(t, text, c.input.Value(), "composer after %q %s: got %q, want %q", text, tc.how, c.input.Value(), text)
-			assert.Equal(t, text, h.a.saves.draft("general"), "draft after %q %s", text, tc.how)
+			assert.Equal(t, text, h.a.state.Saves.Draft("general"), "draft after %q %s", text, tc.how)
 			assertNothingFired(t, h, bottom, cmds)
 		}
 	}
@@ -116,7 +116,7 @@ func TestPasteKeepsNewlines(t *testing.T) {
 	_, cmd := h.m.Update(tea.KeyMsg{Type: tea.KeyRunes, Paste: true, Runes: []rune("first enter\rsecond tab\nthird")})
 	want := "first enter\nsecond tab\nthird"
 	assert.Equal(t, want, c.input.Value())
-	assert.Equal(t, want, h.a.saves.draft("general"))
+	assert.Equal(t, want, h.a.state.Saves.Draft("general"))
 	assertNothingFired(t, h, bottom, []tea.Cmd{cmd})
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/anchors"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 // TestBurstsAndPasteUnderTmux types, into the real binary in a real terminal,
@@ -29,7 +30,7 @@ func TestBurstsAndPasteUnderTmux(t *testing.T) {
 	srv := startUnderTmux(t, t.TempDir(), state, filepath.Join(dir, "probe.csv"))
 
 	bursts := []string{"please enter now ", "then tab word ",
-		strings.Join(boundNames(t, newChat("x", transcriptData{}, "", anchors.Anchor{}, false)), " ")}
+		strings.Join(boundNames(t, newChat("x", chatstate.Transcript{}, "", anchors.Anchor{}, false)), " ")}
 	for _, b := range bursts {
 		require.NoError(t, srv.SendText(b))
 	}

@@ -9,7 +9,8 @@
 // started through qos.Start at the Agent tier with the mode from OFFMAIN_QOS;
 // its output streams into the transcript and the status line shows the tier
 // qos.Inspect reads back. Quitting (ctrl+c, or SIGINT, SIGTERM or SIGHUP from
-// outside) runs a flush.Hook with a 2 s deadline and prints its report.
+// outside, or the terminal going away) runs a flush.Hook with a 2 s deadline
+// and prints its report.
 //
 // With -sync-saves the app saves drafts and scroll places the way apps do
 // today instead: a temp-file-and-rename write on the UI loop, per change.
@@ -23,28 +24,43 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
-	"os/signal"
-	"syscall"
+	"sync"
+	"time"
 
+	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
-	"github.com/offmain/offmain/flush"
+	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/examples/internal/config"
+	"github.com/offmain/offmain/examples/internal/quit"
 )
 
 func main() {
 	if os.Getenv(workerEnv) == "1" {
-		os.Exit(workerMain())
+		os.Exit(agent.StandIn("composer-agent-"))
 	}
 	os.Exit(run(os.Args[1:]))
 }
 
+// uiStuck is how long the UI loop may take to end after a signal before the
+// signal's watcher runs the quit path itself.
+const uiStuck = 500 * time.Millisecond
+
+// errHangup ends a run whose terminal went away without a SIGHUP (see
+// hangup).
+var errHangup = errors.New("the terminal hung up")
+
 // run runs the app and returns its exit status: 0, 2 for a bad command line,
-// 1 when it could not run, 128+n when signal n quit it.
+// 1 when it could not run or its terminal went away (129 if SIGHUP came
+// too), 128+n when signal n quit it.
 func run(args []string) int {
-	cfg, err := parseConfig(args, os.Getenv, os.Stderr)
-	if isHelp(err) {
+	cfg, err := config.Parse(args, os.Getenv, os.Stderr, config.Options{
+		Name: "composer", Summary: "A terminal chat app that keeps drafts and scroll places with offmain.",
+	})
+	if config.IsHelp(err) {
 		return 0
 	}
 	if err != nil {
@@ -59,20 +75,20 @@ func run(args []string) int {
 	in, closeIn := terminalInput()
 	defer closeIn()
 	p := a.program(in, os.Stdout)
-	stop := a.watchSignals()
+	// SIGINT, SIGTERM and SIGHUP end the program, so the quit path (and its
+	// flush) runs. Kill, not Quit: Program.Send (Quit) waits until the UI
+	// loop takes the message, and a loop stuck in a write to a terminal that
+	// stopped reading never does, which left the watcher stuck and every
+	// later signal unheard. Past uiStuck the watcher runs the quit path.
+	shutdown := sync.OnceValue(a.shutdown)
+	w := quit.Watch(quit.Options{Name: "composer", Quit: func(os.Signal) { p.Kill() },
+		Stuck: uiStuck, Flush: shutdown})
 	_, runErr := p.Run()
-	rep := a.shutdown()
-	sig := stop()
-	fmt.Fprintln(os.Stderr, rep)
-	fmt.Fprintln(os.Stderr, "composer: state in", cfg.dir)
-	switch {
-	case sig != nil:
-		return flush.ExitCode(sig)
-	case runErr != nil:
-		fmt.Fprintln(os.Stderr, "composer:", runErr)
-		return 1
+	w.UIEnded()
+	if a.hangup.gone.Load() && errors.Is(runErr, tea.ErrProgramKilled) {
+		runErr = errHangup
 	}
-	return 0
+	return w.End(shutdown(), cfg.Dir, runErr)
 }
 
 // terminalInput returns the terminal to read keys from: stdin, or, when
@@ -87,38 +103,4 @@ func terminalInput() (*os.File, func()) {
 		return os.Stdin, func() {}
 	}
 	return f, func() { _ = f.Close() }
-}
-
-// watchSignals makes SIGINT, SIGTERM and SIGHUP quit the program as ctrl+c
-// does, so the quit path (and its flush) runs; a second one while quitting
-// exits at once with 128+signal. The watching goroutine ends when stop is
-// called; stop returns the signal that quit the app, or nil.
-func (a *app) watchSignals() (stop func() os.Signal) {
-	ch := make(chan os.Signal, 2)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	done, ended := make(chan struct{}), make(chan struct{})
-	var first os.Signal // written by the goroutine, read after ended
-	go func() {
-		defer close(ended)
-		for {
-			select {
-			case s := <-ch:
-				if first == nil {
-					first = s
-					a.prog.Quit()
-					continue
-				}
-				fmt.Fprintf(os.Stderr, "composer: %v again while quitting: exiting now\n", s)
-				os.Exit(flush.ExitCode(s))
-			case <-done:
-				return
-			}
-		}
-	}()
-	return func() os.Signal {
-		signal.Stop(ch)
-		close(done)
-		<-ended
-		return first
-	}
 }

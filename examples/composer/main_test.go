@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	"go.uber.org/goleak"
+
+	"github.com/offmain/offmain/examples/internal/agent"
 )
 
 // appEnv, set to 1, makes the test binary run the app itself, with its
@@ -14,8 +16,8 @@ const appEnv = "COMPOSER_TEST_APP"
 
 func TestMain(m *testing.M) {
 	switch {
-	case os.Getenv(workerEnv) == "1": // the default agent, re-executed by agentCommand
-		os.Exit(workerMain())
+	case os.Getenv(workerEnv) == "1": // the default agent, re-executed by agent.Set
+		os.Exit(agent.StandIn("composer-agent-"))
 	case os.Getenv(appEnv) == "1":
 		os.Exit(run(os.Args[1:]))
 	}

@@ -8,6 +8,8 @@ import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 	"github.com/offmain/offmain/qos"
 )
 
@@ -34,8 +36,8 @@ type model struct {
 	chats  []*chat
 	active int
 	saves  saver
-	trans  *transcripts
-	agents *agentSet
+	trans  *chatstate.Transcripts
+	agents agentSet
 	probe  *probeRef
 	mode   qos.Mode
 	notes  *noteBox
@@ -74,16 +76,16 @@ func (m *model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.resize(msg.Width, msg.Height)
 	case scrollSettledMsg:
 		m.settled(msg)
-	case agentStartedMsg:
+	case agent.Started:
 		m.agentStarted(msg)
-	case agentOutputMsg:
-		if c := m.chat(msg.chat); c != nil {
-			for _, l := range msg.lines {
+	case agent.Output:
+		if c := m.chat(msg.Chat); c != nil {
+			for _, l := range msg.Lines {
 				c.add("agent", l)
 			}
 			m.saveTranscript(c)
 		}
-	case agentExitedMsg:
+	case agent.Exited:
 		m.agentExited(msg)
 	case sentMsg:
 		if msg.err != nil {
@@ -124,7 +126,7 @@ func (m *model) settled(msg scrollSettledMsg) {
 	if c == nil || msg.gen != c.scrollGen || !c.hasPlace {
 		return
 	}
-	if err := m.saves.setAnchor(c.id, c.place); err != nil {
+	if err := m.saves.SetAnchor(c.id, c.place); err != nil {
 		m.notes.set(describeErr("scroll place not saved", err))
 	}
 }
@@ -144,7 +146,7 @@ func (m *model) send(c *chat) tea.Cmd {
 		return nil
 	}
 	c.input.Reset()
-	if err := m.saves.setDraft(c.id, ""); err != nil {
+	if err := m.saves.SetDraft(c.id, ""); err != nil {
 		m.notes.set(describeErr("draft not saved", err))
 	}
 	m.probe.saveReturned()
@@ -157,12 +159,12 @@ func (m *model) send(c *chat) tea.Cmd {
 	c.follow = true
 	c.add("you", text)
 	m.saveTranscript(c)
-	a := m.agents.get(c.id)
+	a := m.agents.Get(c.id)
 	if a == nil {
 		return nil
 	}
 	id := c.id
-	return func() tea.Msg { return sentMsg{chat: id, err: a.write(text)} }
+	return func() tea.Msg { return sentMsg{chat: id, err: a.Write(text)} }
 }
 
 func (m *model) chat(id string) *chat {
@@ -175,7 +177,7 @@ func (m *model) chat(id string) *chat {
 }
 
 func (m *model) saveTranscript(c *chat) {
-	if err := m.trans.save(c.id, c.next, c.items); err != nil {
+	if err := m.trans.Save(c.id, c.next, c.items); err != nil {
 		m.notes.set(describeErr("transcript not saved", err))
 	}
 }

@@ -7,6 +7,8 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 var modes = []struct {
@@ -20,14 +22,12 @@ func TestTypingReachesDraftStore(t *testing.T) {
 			dir := t.TempDir()
 			h := newHarness(t, testConfig(dir, mode.sync))
 			h.typeText("hi there")
-			assert.Equal(t, "hi there", h.a.saves.draft("general"), "draft in the store after typing")
+			assert.Equal(t, "hi there", h.a.state.Saves.Draft("general"), "draft in the store after typing")
 			if mode.sync {
 				// Saved on the UI loop: on disk before the key's Update returned.
 				assert.Equal(t, map[string]string{"general": "hi there"}, rawDrafts(t, dir))
 			} else {
-				d, ok := h.a.saves.(*offmainSaver).drafts.Get("general")
-				assert.True(t, ok)
-				assert.Equal(t, "hi there", d.Text, "drafts.Store got every keystroke")
+				assert.Equal(t, "offmain saves", h.a.state.Saves.Name(), "drafts.Store got every keystroke")
 			}
 			rep := h.quit()
 			assert.True(t, rep.Drained, "flush report: %v", rep)
@@ -43,10 +43,10 @@ func TestSendClearsDraftAndAddsToTranscript(t *testing.T) {
 	assert.Nil(t, h.key("enter"), "no agent: nothing to write to")
 	c := h.m.chat("general")
 	assert.Empty(t, c.input.Value())
-	assert.Empty(t, h.a.saves.draft("general"), "sending deletes the draft")
+	assert.Empty(t, h.a.state.Saves.Draft("general"), "sending deletes the draft")
 	require.NotEmpty(t, c.items)
 	last := c.items[len(c.items)-1]
-	assert.Equal(t, item{ID: last.ID, From: "you", Text: "ship it", At: last.At}, last)
+	assert.Equal(t, chatstate.Item{ID: last.ID, From: "you", Text: "ship it", At: last.At}, last)
 	h.quit()
 	assert.Empty(t, diskDrafts(t, dir))
 }
@@ -78,7 +78,7 @@ func TestRestartRestoresDraftsAndScrollPlaces(t *testing.T) {
 			require.Greater(t, wantY, 0)
 			require.False(t, c.vp.AtBottom())
 			h.m.Update(scrollSettledMsg{chat: "general", gen: c.scrollGen})
-			got, ok := h.a.saves.anchor("general")
+			got, ok := h.a.state.Saves.Anchor("general")
 			require.True(t, ok, "the settled scroll reached the anchors store")
 			assert.Equal(t, wantPlace.Item, got.Item)
 			assert.Equal(t, wantPlace.Offset, got.Offset)
@@ -106,10 +106,10 @@ func TestScrollSavesOnlyOnceSettled(t *testing.T) {
 	first := c.scrollGen
 	h.key("pgup")
 	h.m.Update(scrollSettledMsg{chat: "general", gen: first})
-	_, ok := h.a.saves.anchor("general")
+	_, ok := h.a.state.Saves.Anchor("general")
 	assert.False(t, ok, "a settle message of an older scroll saves nothing")
 	h.m.Update(scrollSettledMsg{chat: "general", gen: c.scrollGen})
-	got, ok := h.a.saves.anchor("general")
+	got, ok := h.a.state.Saves.Anchor("general")
 	assert.True(t, ok)
 	assert.Equal(t, c.place.Item, got.Item)
 }

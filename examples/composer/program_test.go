@@ -60,7 +60,7 @@ func TestProgramTypingProbeAndQuit(t *testing.T) {
 			}
 		}
 	}
-	assert.Equal(t, "abc", a.saves.draft("general"))
+	assert.Equal(t, "abc", a.state.Saves.Draft("general"))
 	// The row of "c" came after its frame's write returned: it is on screen.
 	assert.Contains(t, ansi.Strip(screen.Render()), "┃ abc", "the composer on the virtual screen")
 	assert.Contains(t, ansi.Strip(screen.Render()), "offmain saves │ qos utility │ no agents")

@@ -104,7 +104,7 @@ func (m *model) list() string {
 // status is the status line: how saves are made, the qos mode, each running
 // agent's applied tier as qos.Inspect read it back, and the last problem.
 func (m *model) status() string {
-	parts := []string{m.saves.name(), "qos " + string(m.mode)}
+	parts := []string{m.saves.Name(), "qos " + string(m.mode)}
 	var chats []string
 	for id := range m.tiers {
 		chats = append(chats, id)

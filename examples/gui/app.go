@@ -1,18 +1,14 @@
 package main
 
 import (
-	"context"
-	"errors"
+	"fmt"
 	"os"
-	"sync"
-	"time"
 
+	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/examples/internal/chatstate"
+	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/flush"
-	"github.com/offmain/offmain/statefile"
 )
-
-// quitTimeout is the flush hook's deadline at quit (2 s), as in the composer.
-const quitTimeout = 2 * time.Second
 
 // noteMsg is a line for the status bar, posted from any goroutine.
 type noteMsg string
@@ -20,49 +16,37 @@ type noteMsg string
 // app is the window's state on disk, its agents, and the quit path that
 // flushes it all.
 type app struct {
-	cfg    config
-	st     *statefile.Store
-	saves  saver
-	trans  *transcripts
-	agents *agentSet
-	hook   *flush.Hook
+	cfg    config.Config
+	state  *chatstate.State
+	agents *agent.Set
 	inbox  *inbox
 	probe  *probe // nil: off
 	ui     *ui
 }
 
-// openApp opens the state under cfg.dir and reads what the last run left.
-func openApp(cfg config) (*app, error) {
-	if err := os.MkdirAll(cfg.dir, 0o700); err != nil {
+// openApp opens the state under cfg.Dir and reads what the last run left.
+func openApp(cfg config.Config) (*app, error) {
+	a := &app{cfg: cfg, inbox: &inbox{}}
+	var err error
+	a.state, err = chatstate.Open(cfg.Dir, chatstate.Options{
+		Chats: cfg.Chats, SyncSaves: cfg.SyncSaves,
+		// Called on a writer goroutine: post, never touch the UI from here.
+		OnError: func(err error) { a.inbox.post(noteMsg(describeErr("save failed", err))) },
+	})
+	if err != nil {
 		return nil, err
 	}
-	a := &app{cfg: cfg, inbox: &inbox{}, hook: flush.New(quitTimeout)}
-	a.st = statefile.NewStore(statefile.Options{
-		// Called on a writer goroutine: post, never touch the UI from here.
-		OnError: func(path string, err error) { a.inbox.post(noteMsg(describeErr("save failed", err))) },
-	})
 	var notes []string
-	if cfg.modeErr != nil {
-		notes = append(notes, cfg.modeErr.Error())
+	if cfg.ModeErr != nil {
+		notes = append(notes, cfg.ModeErr.Error())
 	}
-	var err error
-	if cfg.syncSaves {
-		a.saves, err = openSync(cfg.dir, &notes)
-	} else {
-		a.saves, err = openOffmain(a.st, cfg.dir, &notes)
-	}
-	if err != nil {
-		return nil, errors.Join(err, a.closeStore())
-	}
-	a.trans, err = openTranscripts(a.st, cfg.dir, cfg.chats, &notes)
-	if err != nil {
-		return nil, errors.Join(err, a.saves.close(context.Background()), a.closeStore())
-	}
-	a.saves.register(a.hook)
-	a.hook.Add("transcripts", a.st)
-	a.agents = newAgentSet(cfg.mode, cfg.agentCmd, a.inbox.post)
-	if cfg.probePath != "" {
-		a.probe = &probe{path: cfg.probePath}
+	notes = append(notes, a.state.Notes...)
+	a.agents = agent.New(agent.Options{
+		Mode: cfg.Mode, Command: cfg.AgentCmd, Send: a.inbox.post,
+		StandInEnv: workerEnv, HideEnv: []string{config.ProbeEnv},
+	})
+	if cfg.ProbePath != "" {
+		a.probe = &probe{path: cfg.ProbePath}
 	}
 	a.ui = a.newUI()
 	if len(notes) > 0 {
@@ -75,25 +59,14 @@ func openApp(cfg config) (*app, error) {
 // stop while the flush hook drains every store under its 2 s deadline, then
 // the stores close and the probe writes its file.
 func (a *app) shutdown() flush.Report {
-	var wg sync.WaitGroup
-	wg.Go(a.agents.stopAll)
-	rep := a.hook.Run()
-	wg.Wait()
-	// Everything drained, or the report says what did not: closing only
-	// stops timers and writers, with little time left to wait.
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	_ = a.saves.close(ctx)
-	_ = a.st.Close(ctx)
+	rep := a.state.Quit(a.agents.StopAll)
 	if err := a.probe.write(); err != nil {
 		os.Stderr.WriteString("offmain-gui: typing probe: " + err.Error() + "\n")
 	}
 	return rep
 }
 
-// closeStore closes the statefile store after a failed open.
-func (a *app) closeStore() error {
-	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
-	defer cancel()
-	return a.st.Close(ctx)
+// describeErr shortens an error for the one-line status.
+func describeErr(what string, err error) string {
+	return fmt.Sprintf("%s: %v", what, err)
 }

@@ -8,6 +8,7 @@ import (
 	"gioui.org/widget"
 
 	"github.com/offmain/offmain/anchors"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 // settleDelay is how long a scroll must rest before its place is saved, as
@@ -20,7 +21,7 @@ type chat struct {
 	id     string
 	editor widget.Editor
 	list   widget.List
-	items  []item
+	items  []chatstate.Item
 	next   int // number of the next item's ID
 
 	// place is where the last settled scroll left the view; the list opens
@@ -34,7 +35,7 @@ type chat struct {
 	movedAt time.Time      // when the person last scrolled; zero: nothing to save
 }
 
-func newChat(id string, t transcriptData, draft string, place anchors.Anchor, hasPlace bool) *chat {
+func newChat(id string, t chatstate.Transcript, draft string, place anchors.Anchor, hasPlace bool) *chat {
 	c := &chat{id: id, items: t.Items, next: t.Next, place: place, hasPlace: hasPlace}
 	c.editor.Submit = true // enter sends, shift+enter is a new line
 	c.editor.SetText(draft)
@@ -44,12 +45,12 @@ func newChat(id string, t transcriptData, draft string, place anchors.Anchor, ha
 	return c
 }
 
-// add appends an item, dropping the oldest beyond maxItems. A view that is
+// add appends an item, dropping the oldest beyond chatstate.MaxItems. A view that is
 // not at the end keeps showing the same item.
 func (c *chat) add(from, text string) {
-	c.items = append(c.items, item{ID: "m" + strconv.Itoa(c.next), From: from, Text: text, At: time.Now()})
+	c.items = append(c.items, chatstate.Item{ID: "m" + strconv.Itoa(c.next), From: from, Text: text, At: time.Now()})
 	c.next++
-	if over := len(c.items) - maxItems; over > 0 {
+	if over := len(c.items) - chatstate.MaxItems; over > 0 {
 		c.items = append(c.items[:0], c.items[over:]...)
 		c.list.Position.First = max(c.list.Position.First-over, 0)
 	}

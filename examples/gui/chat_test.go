@@ -8,10 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/anchors"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 func TestScrollSavesOnceSettled(t *testing.T) {
-	c := newChat("general", transcriptData{Next: 3, Items: []item{{ID: "m0"}, {ID: "m1"}, {ID: "m2"}}}, "", anchors.Anchor{}, false)
+	c := newChat("general", chatstate.Transcript{Next: 3, Items: []chatstate.Item{{ID: "m0"}, {ID: "m1"}, {ID: "m2"}}}, "", anchors.Anchor{}, false)
 	t0 := time.Unix(1000, 0)
 	due, _ := c.scrolled(t0, 1) // first layout: at the end, nothing moved
 	require.False(t, due, "first layout: got a save due, want none")
@@ -32,7 +33,7 @@ func TestScrollSavesOnceSettled(t *testing.T) {
 }
 
 func TestFollowingIsNoScroll(t *testing.T) {
-	c := newChat("general", transcriptData{}, "", anchors.Anchor{}, false)
+	c := newChat("general", chatstate.Transcript{}, "", anchors.Anchor{}, false)
 	t0 := time.Unix(1000, 0)
 	c.scrolled(t0, 1)
 	c.add("agent", "a line")
@@ -42,8 +43,8 @@ func TestFollowingIsNoScroll(t *testing.T) {
 }
 
 func TestRestorePutsTheListAtThePlace(t *testing.T) {
-	items := []item{{ID: "m4"}, {ID: "m5"}, {ID: "m6"}}
-	c := newChat("general", transcriptData{Next: 7, Items: items}, "draft", anchors.Anchor{Item: "m5", Offset: 4}, true)
+	items := []chatstate.Item{{ID: "m4"}, {ID: "m5"}, {ID: "m6"}}
+	c := newChat("general", chatstate.Transcript{Next: 7, Items: items}, "draft", anchors.Anchor{Item: "m5", Offset: 4}, true)
 	c.restore(1.5)
 	assert.Equal(t, 1, c.list.Position.First, "First: got/want")
 	assert.Equal(t, 6, c.list.Position.Offset, "Offset (4 dp at 1.5 px/dp): got/want")

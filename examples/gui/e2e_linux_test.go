@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/examples/gui/internal/xwin"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 // e2eEnv, set to 1 (as .ci/gui does), makes missing X tools a failure
@@ -331,9 +332,9 @@ func closeWindow(t *testing.T, display string) {
 // seedTranscript writes chat's transcript with n items, so that it scrolls.
 func seedTranscript(t *testing.T, dir, chat string, n int) {
 	t.Helper()
-	d := transcriptData{Version: 1, Next: n}
+	d := chatstate.Transcript{Version: 1, Next: n}
 	for i := range n {
-		d.Items = append(d.Items, item{ID: "m" + strconv.Itoa(i), From: "agent", Text: fmt.Sprintf("seeded line %d of %d", i, n), At: time.Unix(0, 0)})
+		d.Items = append(d.Items, chatstate.Item{ID: "m" + strconv.Itoa(i), From: "agent", Text: fmt.Sprintf("seeded line %d of %d", i, n), At: time.Unix(0, 0)})
 	}
 	b, err := json.Marshal(d)
 	require.NoError(t, err)
@@ -341,11 +342,16 @@ func seedTranscript(t *testing.T, dir, chat string, n int) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "transcripts", chat+".json"), b, 0o600))
 }
 
+// draftsFile is where chatstate keeps the drafts, in both save modes.
+const draftsFile = "drafts.json"
+
 func readDrafts(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join(dir, draftsFile))
 	require.NoError(t, err)
-	var d draftsData
+	var d struct {
+		Drafts map[string]struct{ Text string }
+	}
 	require.NoError(t, json.Unmarshal(b, &d))
 	out := map[string]string{}
 	for k, v := range d.Drafts {

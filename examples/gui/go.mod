@@ -2,12 +2,16 @@ module github.com/offmain/offmain/examples/gui
 
 go 1.26.0
 
-replace github.com/offmain/offmain => ../..
+replace (
+	github.com/offmain/offmain => ../..
+	github.com/offmain/offmain/examples/internal => ../internal
+)
 
 require (
 	gioui.org v0.10.3
 	github.com/jezek/xgb v1.1.1
 	github.com/offmain/offmain v0.0.0-00010101000000-000000000000
+	github.com/offmain/offmain/examples/internal v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0
 )
@@ -20,7 +24,7 @@ require (
 	github.com/google/renameio/v2 v2.0.2 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/exp/shiny v0.0.0-20250408133849-7e4ce0ab07d0 // indirect
-	golang.org/x/image v0.26.0 // indirect
+	golang.org/x/image v0.30.0 // indirect
 	golang.org/x/net v0.48.0 // indirect
 	golang.org/x/sys v0.50.0 // indirect
 	golang.org/x/text v0.32.0 // indirect

@@ -13,6 +13,8 @@ import (
 	"gioui.org/text"
 	"gioui.org/widget"
 	"gioui.org/widget/material"
+
+	"github.com/offmain/offmain/examples/internal/agent"
 )
 
 // ui is the window's model: the chats, which one is shown, the agents'
@@ -37,9 +39,9 @@ func (a *app) newUI() *ui {
 	// screenshot of one run compares with another's.
 	th.Shaper = text.NewShaper(text.NoSystemFonts(), text.WithCollection(gofont.Collection()))
 	u := &ui{app: a, th: th, tiers: map[string]string{}, focus: true}
-	for _, id := range a.cfg.chats {
-		place, ok := a.saves.anchor(id)
-		u.chats = append(u.chats, newChat(id, a.trans.loadedFor(id), a.saves.draft(id), place, ok))
+	for _, id := range a.cfg.Chats {
+		place, ok := a.state.Saves.Anchor(id)
+		u.chats = append(u.chats, newChat(id, a.state.Transcripts.Loaded(id), a.state.Saves.Draft(id), place, ok))
 	}
 	u.tabs = make([]widget.Clickable, len(u.chats))
 	return u
@@ -59,21 +61,21 @@ func (u *ui) handle(m any) {
 	switch m := m.(type) {
 	case noteMsg:
 		u.note = string(m)
-	case agentStartedMsg:
+	case agent.Started:
 		u.agentStarted(m)
-	case agentOutputMsg:
-		if c := u.chat(m.chat); c != nil {
-			for _, l := range m.lines {
+	case agent.Output:
+		if c := u.chat(m.Chat); c != nil {
+			for _, l := range m.Lines {
 				c.add("agent", l)
 			}
 			u.saveTranscript(c)
 		}
-	case agentExitedMsg:
-		delete(u.tiers, m.chat)
-		if c := u.chat(m.chat); c != nil {
+	case agent.Exited:
+		delete(u.tiers, m.Chat)
+		if c := u.chat(m.Chat); c != nil {
 			status := "exited"
-			if m.err != nil {
-				status = "ended: " + m.err.Error()
+			if m.Err != nil {
+				status = "ended: " + m.Err.Error()
 			}
 			c.add("app", "agent "+status)
 			u.saveTranscript(c)
@@ -145,7 +147,7 @@ func (u *ui) key(e key.Event) {
 		u.show((u.active + 1) % len(u.chats))
 	case e.Name == "G":
 		c := u.chats[u.active]
-		if u.app.agents.get(c.id) != nil {
+		if u.app.agents.Get(c.id) != nil {
 			u.stopAgent(c)
 		} else {
 			u.startAgent(c, "")
@@ -161,13 +163,13 @@ func (u *ui) show(i int) {
 // saveDraft is the keystroke's save: drafts.Store.Set (memory only), or
 // with -sync-saves the whole write, here on the UI goroutine.
 func (u *ui) saveDraft(c *chat, text string) {
-	if err := u.app.saves.setDraft(c.id, text); err != nil {
+	if err := u.app.state.Saves.SetDraft(c.id, text); err != nil {
 		u.note = describeErr("draft not saved", err)
 	}
 }
 
 func (u *ui) saveTranscript(c *chat) {
-	if err := u.app.trans.save(c.id, c.next, c.items); err != nil {
+	if err := u.app.state.Transcripts.Save(c.id, c.next, c.items); err != nil {
 		u.note = describeErr("transcript not saved", err)
 	}
 }
@@ -185,9 +187,9 @@ func (u *ui) scrolled(gtx layout.Context) {
 	}
 	var err error
 	if c.hasPlace {
-		err = u.app.saves.setAnchor(c.id, c.place)
+		err = u.app.state.Saves.SetAnchor(c.id, c.place)
 	} else {
-		err = u.app.saves.forgetAnchor(c.id) // at the end: the next run follows
+		err = u.app.state.Saves.ForgetAnchor(c.id) // at the end: the next run follows
 	}
 	if err != nil {
 		u.note = describeErr("scroll place not saved", err)
@@ -213,9 +215,9 @@ func (u *ui) send(c *chat, text string) {
 	c.add("you", text)
 	c.list.Position.BeforeEnd = false // a message sent shows the end
 	u.saveTranscript(c)
-	if ag := u.app.agents.get(c.id); ag != nil {
+	if ag := u.app.agents.Get(c.id); ag != nil {
 		u.bg.Go(func() {
-			if err := ag.write(text); err != nil {
+			if err := ag.Write(text); err != nil {
 				u.app.inbox.post(noteMsg(describeErr("agent did not take the line", err)))
 			}
 		})
@@ -229,28 +231,28 @@ func (u *ui) startAgent(c *chat, command string) {
 	if command != "" {
 		what = fmt.Sprintf("agent %q", command)
 	}
-	c.add("app", fmt.Sprintf("starting %s at the Agent tier, qos mode %s", what, u.app.cfg.mode))
+	c.add("app", fmt.Sprintf("starting %s at the Agent tier, qos mode %s", what, u.app.cfg.Mode))
 	agents, post, id := u.app.agents, u.app.inbox.post, c.id
-	u.bg.Go(func() { post(agents.start(id, command)) })
+	u.bg.Go(func() { post(agents.Start(id, command)) })
 }
 
 func (u *ui) stopAgent(c *chat) {
 	agents, id := u.app.agents, c.id
-	u.bg.Go(func() { agents.stop(id) })
+	u.bg.Go(func() { agents.Stop(id) })
 }
 
-func (u *ui) agentStarted(m agentStartedMsg) {
-	c := u.chat(m.chat)
+func (u *ui) agentStarted(m agent.Started) {
+	c := u.chat(m.Chat)
 	if c == nil {
 		return
 	}
-	if m.err != nil {
-		c.add("app", "the agent did not start: "+m.err.Error())
+	if m.Err != nil {
+		c.add("app", "the agent did not start: "+m.Err.Error())
 		return
 	}
-	if u.app.agents.get(m.chat) != nil { // not if it has exited already
-		u.tiers[m.chat] = m.tier
+	if u.app.agents.Get(m.Chat) != nil { // not if it has exited already
+		u.tiers[m.Chat] = m.Tier
 	}
-	c.add("app", fmt.Sprintf("agent pid %d: %s; applied tier: %s", m.pid, m.desc, m.tier))
+	c.add("app", fmt.Sprintf("agent pid %d: %s; applied tier: %s", m.PID, m.Desc, m.Tier))
 	u.saveTranscript(c)
 }

@@ -135,7 +135,7 @@ func (u *ui) composer(gtx C, c *chat) D {
 func (u *ui) status(gtx C) D {
 	gtx.Constraints = layout.Exact(image.Pt(gtx.Constraints.Max.X, gtx.Dp(statusHeight)))
 	fill(gtx, sidebarBg)
-	parts := []string{u.app.saves.name(), "qos " + string(u.app.cfg.mode)}
+	parts := []string{u.app.state.Saves.Name(), "qos " + string(u.app.cfg.Mode)}
 	if len(u.tiers) > 0 {
 		var ts []string
 		for id, t := range u.tiers {

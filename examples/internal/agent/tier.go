@@ -1,13 +1,20 @@
-package main
+package agent
 
 import (
+	"context"
 	"fmt"
+	"time"
 
 	"github.com/offmain/offmain/qos"
 )
 
-// inspectTier reads back the tier pid runs at, for the status line.
+// inspectTier reads back the tier pid runs at, for the status line, once
+// the steps qos.Start applies after the child started (SCHED_IDLE, an
+// autogroup's nice value) have run, waiting at most a second for them.
 func inspectTier(pid int) string {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	_ = qos.WaitApplied(ctx) // late: show what is applied so far
 	a, err := qos.Inspect(pid)
 	if err != nil {
 		return "tier unknown: " + err.Error()
@@ -15,7 +22,7 @@ func inspectTier(pid int) string {
 	return tierText(a)
 }
 
-// tierText is an Applied in a few characters: "nice 5 io be/7",
+// tierText is an Applied in a few characters: "nice 15 io be/7",
 // "SCHED_IDLE io idle".
 func tierText(a qos.Applied) string {
 	cpu := fmt.Sprintf("nice %d", a.Nice)

@@ -1,4 +1,4 @@
-package main
+package agent
 
 import (
 	"bufio"
@@ -16,12 +16,6 @@ import (
 	"time"
 )
 
-// workerEnv, set to 1, makes the app binary run as the built-in agent
-// instead of the app: a stand-in for a coding agent and what it starts
-// (compilers, git, rg), busy on every CPU and on the disk. It is how the
-// default agent re-executes the app; the tests' binary honours it too.
-const workerEnv = "OFFMAIN_GUI_AGENT"
-
 // The stand-in's disk work: 1 MiB writes, an fsync every 8 MiB, the file
 // starting over at 64 MiB so that a long run cannot fill the disk.
 const (
@@ -30,14 +24,21 @@ const (
 	workerWrap  = 64 << 20
 )
 
-// workerMain runs the stand-in agent until its stdin ends (the app closed it,
-// quit or died) or SIGINT or SIGTERM arrives, then removes its scratch folder
-// (under os.TempDir) and returns the exit status. It prints one progress line
-// a second, and "ack: <line>" for every line it reads.
-func workerMain() int {
+// StandIn runs the built-in stand-in agent: a stand-in for a coding agent
+// and what it starts (compilers, git, rg), busy on every CPU and on the
+// disk. The app's main calls it, instead of running the app, when the
+// variable named by [Options.StandInEnv] is 1: that is how the default agent
+// re-executes the app (and a test binary's TestMain honours it too).
+//
+// It runs until its stdin ends (the app closed it, quit or died) or SIGINT
+// or SIGTERM arrives, then removes its scratch folder (under os.TempDir,
+// named scratchPrefix and a random suffix) and returns the exit status. It
+// prints one progress line a second, and "ack: <line>" for every line it
+// reads.
+func StandIn(scratchPrefix string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	scratch, err := os.MkdirTemp("", "offmain-gui-agent-")
+	scratch, err := os.MkdirTemp("", scratchPrefix)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "agent:", err)
 		return 1

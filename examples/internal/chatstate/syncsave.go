@@ -1,4 +1,4 @@
-package main
+package chatstate
 
 import (
 	"context"
@@ -15,16 +15,16 @@ import (
 	"github.com/offmain/offmain/flush"
 )
 
-// syncSaver is -sync-saves: what apps do today. Every change is encoded and
-// written on the caller's goroutine, the UI goroutine, with a plain
-// temp-file-and-rename write: write a temp file beside the target, fsync it,
-// rename it over the target (as electron-store and Chromium's
+// syncSaver is -sync-saves ([Options.SyncSaves]): what apps do today. Every
+// change is encoded and written on the caller's goroutine, the UI's, with a
+// plain temp-file-and-rename write: write a temp file beside the target,
+// fsync it, rename it over the target (as electron-store and Chromium's
 // ImportantFileWriter do; neither fsyncs the folder, and neither does this).
 // It writes the files drafts and anchors write, in their format
 // ({"version":1,"drafts":{...}} and {"version":1,"anchors":[...]}, least
 // recently set first), so either mode restores the other's state.
 //
-// It is only used from the UI goroutine and is not safe for concurrent use.
+// It is only used from the UI's goroutine and is not safe for concurrent use.
 type syncSaver struct {
 	dir     string
 	drafts  map[string]drafts.Draft
@@ -82,7 +82,7 @@ func readJSON(path string, v any) error {
 	return nil
 }
 
-func (s *syncSaver) setDraft(chat, text string) error {
+func (s *syncSaver) SetDraft(chat, text string) error {
 	old, ok := s.drafts[chat]
 	if old.Text == text && (ok || text == "") {
 		return nil
@@ -105,7 +105,7 @@ func (s *syncSaver) setDraft(chat, text string) error {
 // maxAnchors matches anchors.DefaultMax.
 const maxAnchors = anchors.DefaultMax
 
-func (s *syncSaver) setAnchor(chat string, a anchors.Anchor) error {
+func (s *syncSaver) SetAnchor(chat string, a anchors.Anchor) error {
 	if a.UpdatedAt.IsZero() {
 		a.UpdatedAt = time.Now()
 	}
@@ -122,7 +122,7 @@ func (s *syncSaver) setAnchor(chat string, a anchors.Anchor) error {
 	return writeSync(filepath.Join(s.dir, anchorsFile), anchorsData{Version: 1, Anchors: s.anchors})
 }
 
-func (s *syncSaver) forgetAnchor(chat string) error {
+func (s *syncSaver) ForgetAnchor(chat string) error {
 	for i, r := range s.anchors {
 		if r.Chat == chat {
 			s.anchors = append(s.anchors[:i], s.anchors[i+1:]...)
@@ -132,9 +132,9 @@ func (s *syncSaver) forgetAnchor(chat string) error {
 	return nil
 }
 
-func (s *syncSaver) draft(chat string) string { return s.drafts[chat].Text }
+func (s *syncSaver) Draft(chat string) string { return s.drafts[chat].Text }
 
-func (s *syncSaver) anchor(chat string) (anchors.Anchor, bool) {
+func (s *syncSaver) Anchor(chat string) (anchors.Anchor, bool) {
 	for _, r := range s.anchors {
 		if r.Chat == chat {
 			return r.Anchor, true
@@ -143,12 +143,12 @@ func (s *syncSaver) anchor(chat string) (anchors.Anchor, bool) {
 	return anchors.Anchor{}, false
 }
 
-// register adds nothing: every change is on disk before setDraft returns.
+// register adds nothing: every change is on disk before SetDraft returns.
 func (s *syncSaver) register(*flush.Hook) {}
 
 func (s *syncSaver) close(context.Context) error { return nil }
 
-func (s *syncSaver) name() string { return "sync saves" }
+func (s *syncSaver) Name() string { return "sync saves" }
 
 // writeSync is the plain temp-file-and-rename write.
 func writeSync(path string, v any) (err error) {

@@ -1,6 +1,6 @@
 //go:build !unix && !windows
 
-package main
+package agent
 
 import "os/exec"
 

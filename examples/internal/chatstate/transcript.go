@@ -1,4 +1,4 @@
-package main
+package chatstate
 
 import (
 	"context"
@@ -11,42 +11,42 @@ import (
 	"github.com/offmain/offmain/statefile"
 )
 
-// maxItems is how many items a chat's transcript keeps; older ones go first.
-const maxItems = 1000
+// MaxItems is how many items a chat's transcript keeps; older ones go first.
+const MaxItems = 1000
 
-// item is one entry of a transcript: a message sent, a line of an agent's
+// Item is one entry of a transcript: a message sent, a line of an agent's
 // output, a note from the app. Its ID names it in scroll places.
-type item struct {
+type Item struct {
 	ID   string    `json:"id"`
 	From string    `json:"from"`
 	Text string    `json:"text"`
 	At   time.Time `json:"at"`
 }
 
-// transcriptData is one chat's transcript file.
-type transcriptData struct {
+// Transcript is one chat's transcript file.
+type Transcript struct {
 	Version int    `json:"version"`
 	Next    int    `json:"next"` // the number of the next item's ID
-	Items   []item `json:"items"`
+	Items   []Item `json:"items"`
 }
 
-// transcripts keeps each chat's transcript in its own file through
+// Transcripts keeps each chat's transcript in its own file through
 // statefile, in both save modes: -sync-saves changes drafts and scroll
 // places only. Save never waits on the disk.
-type transcripts struct {
-	files  map[string]*statefile.File[transcriptData]
-	loaded map[string]transcriptData // what the last run left, read at open
+type Transcripts struct {
+	files  map[string]*statefile.File[Transcript]
+	loaded map[string]Transcript // what the last run left, read at open
 }
 
 // openTranscripts opens and reads the transcript of each chat under
 // dir/transcripts. A transcript that does not parse is kept aside by
 // statefile and noted; the chat starts empty.
-func openTranscripts(st *statefile.Store, dir string, chats []string, notes *[]string) (*transcripts, error) {
-	t := &transcripts{files: map[string]*statefile.File[transcriptData]{}, loaded: map[string]transcriptData{}}
+func openTranscripts(st *statefile.Store, dir string, chats []string, notes *[]string) (*Transcripts, error) {
+	t := &Transcripts{files: map[string]*statefile.File[Transcript]{}, loaded: map[string]Transcript{}}
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
 	for _, c := range chats {
-		f, err := statefile.Open[transcriptData](st, filepath.Join(dir, "transcripts", c+".json"))
+		f, err := statefile.Open[Transcript](st, filepath.Join(dir, "transcripts", c+".json"))
 		if err != nil {
 			return nil, err
 		}
@@ -64,15 +64,15 @@ func openTranscripts(st *statefile.Store, dir string, chats []string, notes *[]s
 	return t, nil
 }
 
-// loadedFor returns chat's transcript as the last run left it.
-func (t *transcripts) loadedFor(chat string) transcriptData { return t.loaded[chat] }
+// Loaded returns chat's transcript as the last run left it.
+func (t *Transcripts) Loaded(chat string) Transcript { return t.loaded[chat] }
 
-// save queues chat's transcript. The items are cloned: statefile encodes
+// Save queues chat's transcript. The items are cloned: statefile encodes
 // later, on its writer, while the UI keeps appending.
-func (t *transcripts) save(chat string, next int, items []item) error {
+func (t *Transcripts) Save(chat string, next int, items []Item) error {
 	f, ok := t.files[chat]
 	if !ok {
 		return nil
 	}
-	return f.Save(transcriptData{Version: 1, Next: next, Items: slices.Clone(items)})
+	return f.Save(Transcript{Version: 1, Next: next, Items: slices.Clone(items)})
 }

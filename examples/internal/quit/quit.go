@@ -1,0 +1,128 @@
+// Package quit is how the example apps end. A signal (SIGINT, SIGTERM,
+// SIGHUP) asks the UI to quit as its own quit key does, so that the app's
+// one quit path, and its flush, runs; a second signal while quitting exits
+// at once with 128+signal; a UI that does not end in time is flushed from
+// the watcher's goroutine. [Watcher.End] then prints the flush report and
+// returns the exit status.
+package quit
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/offmain/offmain/flush"
+)
+
+// Options configure [Watch].
+type Options struct {
+	// Name prefixes the lines printed to stderr ("composer"). Zero: none.
+	Name string
+	// Quit asks the UI to quit, as its quit key does. It is called on the
+	// watcher's goroutine at the first signal and must not block. Required.
+	Quit func(sig os.Signal)
+	// Stuck bounds how long the UI may take to end after Quit: past it,
+	// Flush runs on the watcher's goroutine, its report is printed and the
+	// process exits with 128+signal, so that a UI blocked (in a synchronous
+	// save on a disk that does not answer, say) does not keep the state from
+	// the disk. Zero: no bound.
+	Stuck time.Duration
+	// Flush is the quit path run when the UI is stuck. Required with Stuck.
+	Flush func() flush.Report
+}
+
+// Watcher watches for the signals that quit the app. Its goroutine ends
+// when [Watcher.End] is called.
+type Watcher struct {
+	opts  Options
+	ch    chan os.Signal
+	ui    chan struct{} // closed by UIEnded
+	done  chan struct{} // closed by Stop
+	ended chan struct{} // closed when the goroutine has ended
+	first os.Signal     // written by the goroutine, read after ended
+}
+
+// Watch starts watching. It panics if opts.Quit is nil, or opts.Flush is
+// nil while opts.Stuck is set.
+func Watch(opts Options) *Watcher {
+	if opts.Quit == nil || (opts.Stuck > 0 && opts.Flush == nil) {
+		panic("quit: Watch without Options.Quit, or with Stuck but no Flush")
+	}
+	w := &Watcher{opts: opts, ch: make(chan os.Signal, 2), ui: make(chan struct{}),
+		done: make(chan struct{}), ended: make(chan struct{})}
+	signal.Notify(w.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	go w.watch()
+	return w
+}
+
+func (w *Watcher) watch() {
+	defer close(w.ended)
+	stuck := time.NewTimer(time.Hour)
+	stuck.Stop()
+	defer stuck.Stop()
+	ui := w.ui
+	for {
+		select {
+		case s := <-w.ch:
+			if w.first == nil {
+				w.first = s
+				w.opts.Quit(s)
+				if w.opts.Stuck > 0 && ui != nil {
+					stuck.Reset(w.opts.Stuck)
+				}
+				continue
+			}
+			w.printf("%v again while quitting: exiting now\n", s)
+			os.Exit(flush.ExitCode(s))
+		case <-ui:
+			stuck.Stop()
+			ui = nil
+		case <-stuck.C:
+			w.printf("the UI did not end within %v: flushing from here\n", w.opts.Stuck)
+			fmt.Fprintln(os.Stderr, w.opts.Flush())
+			os.Exit(flush.ExitCode(w.first))
+		case <-w.done:
+			return
+		}
+	}
+}
+
+func (w *Watcher) printf(format string, args ...any) {
+	if w.opts.Name != "" {
+		format = w.opts.Name + ": " + format
+	}
+	fmt.Fprintf(os.Stderr, format, args...)
+}
+
+// UIEnded tells the watcher that the UI has ended and the app's quit path
+// runs: [Options.Stuck] no longer applies. Call it at most once, before
+// [Watcher.End].
+func (w *Watcher) UIEnded() { close(w.ui) }
+
+// stop stops watching and returns the signal that quit the app, or nil.
+func (w *Watcher) stop() os.Signal {
+	signal.Stop(w.ch)
+	close(w.done)
+	<-w.ended
+	return w.first
+}
+
+// End stops watching, prints rep and where the state is (dir), and returns
+// the exit status: 128+n when signal n quit the app, 1 when err (the UI's)
+// is not nil, 0 otherwise. Call it once, after the quit path that made rep:
+// a second signal during that path still exits at once.
+func (w *Watcher) End(rep flush.Report, dir string, err error) int {
+	sig := w.stop()
+	fmt.Fprintln(os.Stderr, rep)
+	w.printf("state in %s\n", dir)
+	switch {
+	case sig != nil:
+		return flush.ExitCode(sig)
+	case err != nil:
+		w.printf("%v\n", err)
+		return 1
+	}
+	return 0
+}
