@@ -53,7 +53,7 @@ func (a *app) loop(w *gioapp.Window) error {
 			a.ui.layout(gtx)
 			a.ui.scrolled(gtx)
 			e.Frame(gtx.Ops)
-			a.probe.framed(time.Now())
+			a.probe.framed(arrived, time.Now())
 			if first {
 				first = false
 				fmt.Fprintf(os.Stderr, "offmain-gui: first frame presented (%dx%d px)\n", e.Size.X, e.Size.Y)

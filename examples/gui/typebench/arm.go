@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/offmain/offmain/examples/gui/internal/xwin"
@@ -19,19 +20,28 @@ type sample struct {
 	event, handler, save, frame int64 // from the app's probe
 }
 
+// result is one arm over all rounds.
 type result struct {
-	arm     arm
-	samples []sample
-	flush   string // the app's flush report
+	arm    arm
+	rounds []roundResult
 }
 
-// runArm runs one arm and returns its samples.
-func runArm(bin, dir string, a arm, keys int, pace, warm time.Duration) (result, error) {
-	res := result{arm: a}
+// roundResult is one arm's run in one round.
+type roundResult struct {
+	samples []sample
+	frames  []frame  // the frames drawn while the keys were sent
+	flush   string   // the app's flush report
+	app, x  cpuUse   // the app's and the X server's threads over the typing
+	calib   calibUse // typebench's own fixed work during the warm-up
+}
+
+// runArm runs one arm once.
+func runArm(bin, dir string, a arm, c config) (roundResult, error) {
+	var res roundResult
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return res, err
 	}
-	display, stopX, err := startX()
+	display, xpid, stopX, err := startX()
 	if err != nil {
 		return res, err
 	}
@@ -39,7 +49,7 @@ func runArm(bin, dir string, a arm, keys int, pace, warm time.Duration) (result,
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	probe := filepath.Join(dir, "keys.csv")
-	cmd, log, err := startApp(ctx, bin, dir, display, probe, a)
+	cmd, log, err := startApp(ctx, bin, dir, display, probe, a, c.agent)
 	if err != nil {
 		return res, err
 	}
@@ -49,12 +59,14 @@ func runArm(bin, dir string, a arm, keys int, pace, warm time.Duration) (result,
 		return res, err
 	}
 	defer x.Close()
-	time.Sleep(warm) // a benchmark's pause, not synchronisation: the agents get going
-	sent, server, err := typeKeys(x, keys, pace)
+	res.calib = calibrate(c.warm) // a benchmark's pause, not synchronisation: the agents get going
+	app0, x0 := threadsUse(cmd.Process.Pid), threadsUse(xpid)
+	sent, server, err := typeKeys(x, c.keys, c.pace)
 	if err != nil {
 		return res, err
 	}
 	time.Sleep(time.Second) // the last key's frame
+	res.app, res.x = threadsUse(cmd.Process.Pid).minus(app0), threadsUse(xpid).minus(x0)
 	w, err := x.Find("offmain gui")
 	if err != nil {
 		return res, err
@@ -70,16 +82,52 @@ func runArm(bin, dir string, a arm, keys int, pace, warm time.Duration) (result,
 	if err != nil {
 		return res, err
 	}
-	for i := range sent {
-		r, ok := rows[i+1] // the change that made the text i+1 bytes long
-		if !ok {
-			continue
+	res.samples = joinKeys(rows, sent, server)
+	if len(sent) > 0 {
+		res.frames, err = readFrames(framesPath(probe), sent[0], sent[len(sent)-1]+int64(c.pace))
+		if err != nil {
+			return res, err
 		}
-		r.sent, r.server = sent[i], server[i]
-		res.samples = append(res.samples, r)
 	}
 	res.flush = lastLine(log.String(), "flush:")
 	return res, nil
+}
+
+// frame is one frame the app drew: from the event that delivered it to
+// FrameEvent.Frame's return, in Unix ns, and how many text changes it showed.
+type frame struct {
+	start, end int64
+	changes    int
+}
+
+// framesPath is where the app's probe at path writes its frames (the gui
+// example's probe.go).
+func framesPath(path string) string {
+	return strings.TrimSuffix(path, ".csv") + "-frames.csv"
+}
+
+// readFrames reads the frames that began in [from, to).
+func readFrames(path string, from, to int64) ([]frame, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	var out []frame
+	for _, r := range recs[1:] { // start_ns,end_ns,changes
+		var fr frame
+		fr.start, _ = strconv.ParseInt(r[0], 10, 64)
+		fr.end, _ = strconv.ParseInt(r[1], 10, 64)
+		fr.changes, _ = strconv.Atoi(r[2])
+		if fr.start >= from && fr.start < to {
+			out = append(out, fr)
+		}
+	}
+	return out, nil
 }
 
 // typeKeys sends keys a..z in turn, pace apart, and returns when each was
@@ -97,6 +145,30 @@ func typeKeys(x *xwin.Conn, keys int, pace time.Duration) (sent, server []int64,
 		sent, server = append(sent, t0.UnixNano()), append(server, time.Now().UnixNano())
 	}
 	return sent, server, nil
+}
+
+// joinKeys joins the keys sent with the probe's changes: key i (0-based)
+// is shown by the first change that made the text i+1 bytes long or longer.
+// Keys that came faster than frames share one change (the text grew by
+// two in one frame); dropping them would drop the slowest keys. A key with
+// no change at or beyond its length (the app missed it) is left out.
+func joinKeys(rows map[int]sample, sent, server []int64) []sample {
+	var out []sample
+	for i := range sent {
+		n := i + 1
+		for ; n <= len(sent); n++ {
+			if _, ok := rows[n]; ok {
+				break
+			}
+		}
+		r, ok := rows[n]
+		if !ok {
+			continue
+		}
+		r.sent, r.server = sent[i], server[i]
+		out = append(out, r)
+	}
+	return out
 }
 
 // readProbe reads the probe's CSV into samples by the text's length.
