@@ -63,25 +63,25 @@ func (u cpuUse) minus(before cpuUse) cpuUse {
 	return d
 }
 
-// calibUse is how long typebench's own fixed work took during an arm's
-// warm-up, median ns: a memory copy larger than the last-level cache and a
-// register-only loop. Both run at the app's priority (nice 0) on a thread
-// of their own, so against the idle arm's they show what the agents cost
-// work that wins every CPU it asks for: the share of the machine no
-// scheduler setting in the guest hands out (shared caches and memory
-// bandwidth; on a VM, the host's cores).
+// calibUse is what typebench's own probes met during an arm's warm-up, on
+// a thread of its own at the app's priority (nice 0), beside whatever the
+// arm runs: how late a 1 ms sleep woke (the time a woken thread waits for
+// a CPU: what no work of its own explains), and how long a fixed memory
+// copy larger than the last-level cache took (whether the agents slow
+// work that does get a CPU: shared caches, memory bandwidth, a VM's host).
 type calibUse struct {
-	copyNS, loopNS int64
+	late   []int64 // each sleep's lateness, ns
+	copyNS int64   // the copies' median, ns
 }
 
 const (
 	calibCopyBytes = 64 << 20 // larger than an EPYC CCX's 32 MiB L3
-	calibLoopIters = 20_000_000
-	calibGap       = 20 * time.Millisecond // between runs, so the thread sleeps and wakes as a UI thread does
+	calibSleep     = time.Millisecond
+	calibCopyEvery = 100 // sleeps between copies
 )
 
-// calibrate waits half of d, then for the other half repeats the copy and
-// the loop, and returns their medians.
+// calibrate waits half of d, then for the other half sleeps calibSleep in
+// a loop, with a copy every calibCopyEvery sleeps.
 func calibrate(d time.Duration) calibUse {
 	time.Sleep(d / 2) // a benchmark's pause: the agents get going
 	runtime.LockOSThread()
@@ -90,33 +90,21 @@ func calibrate(d time.Duration) calibUse {
 	for i := range src {
 		src[i] = byte(i)
 	}
-	var copies, loops []int64
+	var c calibUse
+	var copies []int64
 	end := time.Now().Add(d / 2)
-	for time.Now().Before(end) || len(copies) < 3 {
-		t := time.Now()
-		copy(dst, src)
-		copies = append(copies, int64(time.Since(t)))
-		t = time.Now()
-		if spin(calibLoopIters) == 0 {
-			panic("typebench: xorshift reached 0")
+	for i := 0; time.Now().Before(end) || len(copies) < 3; i++ {
+		if i%calibCopyEvery == 0 {
+			t := time.Now()
+			copy(dst, src)
+			copies = append(copies, int64(time.Since(t)))
 		}
-		loops = append(loops, int64(time.Since(t)))
-		time.Sleep(calibGap)
+		if late, ok := sleepLate(calibSleep); ok {
+			c.late = append(c.late, int64(late))
+		}
 	}
-	return calibUse{copyNS: median(copies), loopNS: median(loops)}
-}
-
-// spin runs n rounds of Marsaglia's xorshift64 step (registers only, no
-// memory) and returns the state, which is never 0 from a non-zero seed; the
-// caller's check of that keeps the compiler from dropping the loop.
-func spin(n int) uint64 {
-	x := uint64(88172645463325252)
-	for range n {
-		x ^= x << 13
-		x ^= x >> 7
-		x ^= x << 17
-	}
-	return x
+	c.copyNS = median(copies)
+	return c
 }
 
 func median(v []int64) int64 {

@@ -37,8 +37,8 @@ func printHeader(w io.Writer, c config) {
 	osType, _ := readTrim("/proc/sys/kernel/ostype")
 	release, _ := readTrim("/proc/sys/kernel/osrelease")
 	load, _ := readTrim("/proc/loadavg")
-	fmt.Fprintf(w, "typebench: %s %s, %d CPUs, %s; %d rounds x %d keys %v apart, seed %d; load at the end: %s\n\n",
-		osType, release, runtime.NumCPU(), runtime.Version(), c.rounds, c.keys, c.pace, c.seed, load)
+	fmt.Fprintf(w, "typebench: %s %s (preemption: %s), %d CPUs, %s; %d rounds x %d keys %v apart, seed %d; load at the end: %s\n\n",
+		osType, release, preemptModel(), runtime.NumCPU(), runtime.Version(), c.rounds, c.keys, c.pace, c.seed, load)
 }
 
 // perRound returns one arm's spans of h in ms, by round, for the keys
@@ -90,7 +90,7 @@ func printTable(w io.Writer, results []*result, seed uint64) {
 
 // printTotals writes the second table.
 func printTotals(w io.Writer, results []*result, rng *rand.Rand) {
-	fmt.Fprintln(w, "| arm | key → frame p95, ms [95 % interval] | minus its idle arm's p95, ms [95 % interval] | frames per key | a frame, ms (median: with a key / without) | app + X server CPU per key, ms | their run-queue wait per key, ms | 64 MiB copy beside it, ms (x idle) | register loop beside it, ms (x idle) |")
+	fmt.Fprintln(w, "| arm | key → frame p95, ms [95 % interval] | minus its idle arm's p95, ms [95 % interval] | frames per key | a frame, ms (median: with a key / without) | app + X server CPU per key, ms | their run-queue wait per key, ms | a nice-0 thread's 1 ms sleep woke late by, ms (p99 / max) | 64 MiB copy beside it, ms (x baseline) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		if r == nil {
@@ -104,8 +104,8 @@ func printTotals(w io.Writer, results []*result, rng *rand.Rand) {
 			framesPerKey(r), frameTimes(r),
 			perKey(r, func(rr roundResult) int64 { return rr.app.cpu + rr.x.cpu }),
 			perKey(r, func(rr roundResult) int64 { return rr.app.wait + rr.x.wait }),
-			calibCell(r, base, func(c calibUse) int64 { return c.copyNS }),
-			calibCell(r, base, func(c calibUse) int64 { return c.loopNS }))
+			lateCell(r),
+			calibCell(r, base, func(c calibUse) int64 { return c.copyNS }))
 	}
 }
 
@@ -192,6 +192,20 @@ func perKey(r *result, f func(roundResult) int64) string {
 		return "-"
 	}
 	return ms(sum / keys)
+}
+
+// lateCell is the p99 and the max of the sleeps' lateness over all rounds.
+func lateCell(r *result) string {
+	var v []float64
+	for _, rr := range r.rounds {
+		for _, l := range rr.calib.late {
+			v = append(v, float64(l)/1e6)
+		}
+	}
+	if !quotable(len(v), 0.99) {
+		return "-"
+	}
+	return fmtMS(quantile(v, 0.99)) + " / " + fmtMS(quantile(v, 1))
 }
 
 // calibCell is the median over rounds of f, and its ratio to base's.
