@@ -110,6 +110,20 @@
 // -41 %) fell within intervals that include no change. The CPU half of the
 // tiers is what the bench shows reliably.
 //
+// What a tier cannot take away: since Linux 6.6 the fair scheduler (EEVDF)
+// picks only among tasks whose lag is not negative, and keeps up to
+// max(2 x slice, one tick) of lag for any task, whatever its weight
+// (entity_lag in kernel/sched/fair.c). An agent kept waiting, even at
+// SCHED_IDLE, is owed up to a tick (4 ms at HZ 250) and gets it ahead of a
+// nice-0 thread that has just run past its share; a woken thread also waits
+// for an agent inside a system call (an ext4 write, a truncate) to reach a
+// preemption point. Measured with a desktop window (examples/gui, typebench):
+// beside busy agents in mode background a nice-0 thread's 1 ms sleep woke
+// late by about 3 ms at p99 against 1 ms beside quiet ones, and a key's way
+// to the presented frame kept +6 ms [+1.2, +15] at p95 over its baseline
+// (+42 ms with saves on the UI goroutine). Only CPUs the agents cannot use
+// (an affinity or cpuset the app sets) take that away; qos does not set one.
+//
 // Agents and the app: a [Group] starts the app's agents and stops them at
 // quit (flush.Func(group.Stop) in the quit hook: SIGTERM to each agent's
 // process group, SIGKILL after a second). For a crash or a SIGKILL, which

@@ -90,7 +90,7 @@ func printTable(w io.Writer, results []*result, seed uint64) {
 
 // printTotals writes the second table.
 func printTotals(w io.Writer, results []*result, rng *rand.Rand) {
-	fmt.Fprintln(w, "| arm | key → frame p95, ms [95 % interval] | minus its idle arm's p95, ms [95 % interval] | frames per key | a frame, ms (median: with a key / without) | app + X server CPU per key, ms | their run-queue wait per key, ms | a nice-0 thread's 1 ms sleep woke late by, ms (p99 / max) | 64 MiB copy beside it, ms (x baseline) |")
+	fmt.Fprintln(w, "| arm | key → frame p95, ms [95 % interval] | minus its baseline's p95, ms [95 % interval] | frames per key | a frame, ms (median: with a key / without) | app + X server CPU per key, ms | their run-queue wait per key, ms | a nice-0 thread's 1 ms sleep woke late by, ms (p99 / max) | 64 MiB copy beside it, ms (x baseline) |")
 	fmt.Fprintln(w, "|---|---:|---:|---:|---:|---:|---:|---:|---:|")
 	for _, r := range results {
 		if r == nil {
