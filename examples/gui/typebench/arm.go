@@ -108,17 +108,12 @@ func framesPath(path string) string {
 
 // readFrames reads the frames that began in [from, to).
 func readFrames(path string, from, to int64) ([]frame, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	recs, err := readCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	var out []frame
-	for _, r := range recs[1:] { // start_ns,end_ns,changes
+	for _, r := range recs { // start_ns,end_ns,changes
 		var fr frame
 		fr.start, _ = strconv.ParseInt(r[0], 10, 64)
 		fr.end, _ = strconv.ParseInt(r[1], 10, 64)
@@ -173,17 +168,12 @@ func joinKeys(rows map[int]sample, sent, server []int64) []sample {
 
 // readProbe reads the probe's CSV into samples by the text's length.
 func readProbe(path string) (map[int]sample, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	recs, err := csv.NewReader(f).ReadAll()
+	recs, err := readCSV(path)
 	if err != nil {
 		return nil, err
 	}
 	out := map[int]sample{}
-	for _, r := range recs[1:] { // seq,chat,len,event_ns,handler_ns,save_ns,frame_ns
+	for _, r := range recs { // seq,chat,len,event_ns,handler_ns,save_ns,frame_ns
 		n, _ := strconv.Atoi(r[2])
 		var v [4]int64
 		for j := range v {
@@ -194,4 +184,21 @@ func readProbe(path string) (map[int]sample, error) {
 		}
 	}
 	return out, nil
+}
+
+// readCSV returns the records of the CSV file at path after its header.
+func readCSV(path string) ([][]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	recs, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		return nil, err
+	}
+	if len(recs) == 0 {
+		return nil, fmt.Errorf("%s: no header", path)
+	}
+	return recs[1:], nil
 }

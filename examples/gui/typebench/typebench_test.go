@@ -120,3 +120,10 @@ func TestReadFramesKeepsTheWindow(t *testing.T) {
 	assert.Equal(t, []frame{{10, 20, 1}, {30, 35, 0}}, got)
 	assert.Equal(t, "keys-frames.csv", filepath.Base(framesPath(filepath.Join(filepath.Dir(p), "keys.csv"))))
 }
+
+func TestReadFramesRefusesAnEmptyFile(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "keys-frames.csv")
+	require.NoError(t, os.WriteFile(p, nil, 0o600))
+	_, err := readFrames(p, 0, 1)
+	assert.ErrorContains(t, err, "no header")
+}
