@@ -85,7 +85,17 @@ func startOnPTY(t *testing.T, ctty bool) *ptyApp {
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, stderr.Close()) })
 	a.cmd = exec.Command(exe, "-dir", a.state, "-chats", "general,build", "-agents")
-	a.cmd.Env = append(os.Environ(), appEnv+"=1", "OFFMAIN_QOS=utility", "TMPDIR="+a.tmp)
+	// The environment of a terminal emulator: what the app asks of its
+	// terminal (below) depends on TERM, which a test run may lack or have
+	// "dumb", and termenv treats any CI variable as "not a terminal"
+	// (termenv.go, isTTY), which CI machines set.
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "CI=") {
+			env = append(env, kv)
+		}
+	}
+	a.cmd.Env = append(env, appEnv+"=1", "OFFMAIN_QOS=utility", "TMPDIR="+a.tmp, "TERM=xterm-256color")
 	a.cmd.Stdin, a.cmd.Stdout, a.cmd.Stderr = slave, slave, stderr
 	a.cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: ctty, Ctty: 0}
 	require.NoError(t, a.cmd.Start())
