@@ -16,24 +16,18 @@ import (
 // app; the tests' binary honours it too.
 const workerEnv = "OFFMAIN_COMPOSER_AGENT"
 
-// agentSet is the app's agent.Set, with get under the name keys.go calls it
-// by.
-type agentSet struct{ *agent.Set }
-
-func (s agentSet) get(chat string) *agent.Agent { return s.Get(chat) }
-
 // newAgentSet returns the composer's agents: messages go to send, the
 // stand-in is this binary under workerEnv, and lines lose what the terminal
 // would take as control sequences (ansi.Strip).
-func newAgentSet(cfg config.Config, send func(tea.Msg)) agentSet {
-	return agentSet{agent.New(agent.Options{
+func newAgentSet(cfg config.Config, send func(tea.Msg)) *agent.Set {
+	return agent.New(agent.Options{
 		Mode:       cfg.Mode,
 		Command:    cfg.AgentCmd,
 		Send:       func(msg any) { send(msg) },
 		StandInEnv: workerEnv,
 		HideEnv:    []string{config.ProbeEnv},
 		Clean:      func(line string) string { return strings.ReplaceAll(ansi.Strip(line), "\r", "") },
-	})}
+	})
 }
 
 // startAgent returns the command that starts chat's agent off the UI loop.

@@ -7,6 +7,7 @@ import (
 
 	tea "github.com/charmbracelet/bubbletea"
 
+	"github.com/offmain/offmain/examples/internal/agent"
 	"github.com/offmain/offmain/examples/internal/chatstate"
 	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/flush"
@@ -17,7 +18,7 @@ import (
 type app struct {
 	cfg    config.Config
 	state  *chatstate.State
-	agents agentSet
+	agents *agent.Set
 	probe  *probeRef
 	model  *model
 	notes  *noteBox
@@ -65,7 +66,7 @@ func openApp(cfg config.Config, send func(tea.Msg)) (*app, error) {
 
 func (a *app) newModel() *model {
 	m := &model{
-		saves: saver{a.state.Saves}, trans: a.state.Transcripts, agents: a.agents, probe: a.probe,
+		saves: a.state.Saves, trans: a.state.Transcripts, agents: a.agents, probe: a.probe,
 		mode: a.cfg.Mode, notes: a.notes, startAgents: a.cfg.Agents,
 		tiers: map[string]string{},
 	}

@@ -75,7 +75,7 @@ func (m *model) do(c *chat, act action) tea.Cmd {
 	case actSend:
 		return m.send(c)
 	case actAgent:
-		if m.tiers[c.id] != "" || m.agents.get(c.id) != nil {
+		if m.tiers[c.id] != "" || m.agents.Get(c.id) != nil {
 			return m.stopAgent(c.id)
 		}
 		return m.startAgent(c.id, "")
@@ -104,7 +104,7 @@ func (m *model) edit(c *chat, msg tea.KeyMsg) tea.Cmd {
 	}
 	var cmd tea.Cmd
 	c.input, cmd = c.input.Update(msg)
-	err := m.saves.setDraft(c.id, c.input.Value())
+	err := m.saves.SetDraft(c.id, c.input.Value())
 	m.probe.saveReturned()
 	if err != nil {
 		m.notes.set(describeErr("draft not saved", err))

@@ -65,7 +65,7 @@ func assertNothingFired(t *testing.T, h *harness, bottom int, cmds []tea.Cmd) {
 	c := h.m.chat("general")
 	assert.Len(t, c.items, 200, "transcript items: nothing sent")
 	assert.Equal(t, bottom, c.vp.YOffset, "transcript not scrolled")
-	assert.Nil(t, h.m.agents.get("general"), "no agent started")
+	assert.Nil(t, h.m.agents.Get("general"), "no agent started")
 	assert.Empty(t, h.m.tiers)
 	for _, cmd := range cmds {
 		assert.False(t, isQuit(cmd), "a key quit the app")

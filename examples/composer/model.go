@@ -35,9 +35,9 @@ type sentMsg struct {
 type model struct {
 	chats  []*chat
 	active int
-	saves  saver
+	saves  chatstate.Saver
 	trans  *chatstate.Transcripts
-	agents agentSet
+	agents *agent.Set
 	probe  *probeRef
 	mode   qos.Mode
 	notes  *noteBox
