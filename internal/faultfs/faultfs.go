@@ -36,7 +36,11 @@ type FS struct {
 // Mount mounts at mountpoint a loopback of the directory backing, with no
 // faults set. Both directories must exist. The caller must call
 // [FS.Unmount].
-func Mount(mountpoint, backing string) (*FS, error) {
+func Mount(mountpoint, backing string) (*FS, error) { return mount(mountpoint, backing, false) }
+
+// mount mounts the loopback, with locks forwarded to the daemon if locks
+// (see [MountLocks]).
+func mount(mountpoint, backing string, locks bool) (*FS, error) {
 	var err error
 	if mountpoint, err = filepath.Abs(mountpoint); err != nil {
 		return nil, err
@@ -52,6 +56,7 @@ func Mount(mountpoint, backing string) (*FS, error) {
 	root := &node{LoopbackNode: lb.(*gofs.LoopbackNode), fsys: f}
 	root.RootData.RootNode = root
 	opts := options(backing)
+	opts.EnableLocks = locks
 	server, err := fuse.NewServer(gofs.NewNodeFS(root, opts), mountpoint, &opts.MountOptions)
 	if err != nil {
 		return nil, fmt.Errorf("faultfs: mount %s: %w", mountpoint, err)
@@ -93,11 +98,17 @@ func options(backing string) *gofs.Options {
 // is missing or mounting is not permitted.
 func MountT(t testing.TB) *FS {
 	t.Helper()
+	return mountT(t, false)
+}
+
+// mountT is [MountT], with locks forwarded if locks.
+func mountT(t testing.TB, locks bool) *FS {
+	t.Helper()
 	if _, err := os.Stat("/dev/fuse"); errors.Is(err, fs.ErrNotExist) {
 		t.Skip("faultfs: /dev/fuse is missing: this kernel or container has no FUSE")
 	}
 	backing, dir := t.TempDir(), t.TempDir()
-	f, err := Mount(dir, backing)
+	f, err := mount(dir, backing, locks)
 	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
 		t.Skipf("faultfs: mounting FUSE needs root or CAP_SYS_ADMIN: %v", err)
 	}

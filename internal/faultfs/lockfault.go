@@ -4,11 +4,6 @@ package faultfs
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"syscall"
 	"testing"
 
@@ -57,57 +52,11 @@ func (f *file) Getlk(ctx context.Context, owner uint64, lk *fuse.FileLock, flags
 // MountLocks is [Mount] with locks forwarded to the daemon, so that faults
 // on [Lock] apply. Without a fault, locks behave as on the backing
 // filesystem (the loopback takes them on its own descriptors).
-func MountLocks(mountpoint, backing string) (*FS, error) {
-	var err error
-	if mountpoint, err = filepath.Abs(mountpoint); err != nil {
-		return nil, err
-	}
-	if backing, err = filepath.Abs(backing); err != nil {
-		return nil, err
-	}
-	lb, err := gofs.NewLoopbackRoot(backing)
-	if err != nil {
-		return nil, fmt.Errorf("faultfs: mount %s: %w", mountpoint, err)
-	}
-	f := &FS{dir: mountpoint, backing: backing, served: make(chan struct{}), closing: make(chan struct{})}
-	root := &node{LoopbackNode: lb.(*gofs.LoopbackNode), fsys: f}
-	root.RootData.RootNode = root
-	opts := options(backing)
-	opts.EnableLocks = true
-	server, err := fuse.NewServer(gofs.NewNodeFS(root, opts), mountpoint, &opts.MountOptions)
-	if err != nil {
-		return nil, fmt.Errorf("faultfs: mount %s: %w", mountpoint, err)
-	}
-	f.server = server
-	go func() {
-		defer close(f.served)
-		server.Serve()
-	}()
-	if err := server.WaitMount(); err != nil {
-		return nil, errors.Join(fmt.Errorf("faultfs: mount %s: %w", mountpoint, err), f.Unmount())
-	}
-	return f, nil
-}
+func MountLocks(mountpoint, backing string) (*FS, error) { return mount(mountpoint, backing, true) }
 
 // MountLocksT is [MountT] with locks forwarded to the daemon: see
 // [MountLocks]. It skips the test where [MountT] does.
 func MountLocksT(t testing.TB) *FS {
 	t.Helper()
-	if _, err := os.Stat("/dev/fuse"); errors.Is(err, fs.ErrNotExist) {
-		t.Skip("faultfs: /dev/fuse is missing: this kernel or container has no FUSE")
-	}
-	backing, dir := t.TempDir(), t.TempDir()
-	f, err := MountLocks(dir, backing)
-	if errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
-		t.Skipf("faultfs: mounting FUSE needs root or CAP_SYS_ADMIN: %v", err)
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := f.Unmount(); err != nil {
-			t.Error(err)
-		}
-	})
-	return f
+	return mountT(t, true)
 }
