@@ -87,6 +87,41 @@ func TestWindowRestoresDraftsAndPlace(t *testing.T) {
 	assert.Equal(t, "world memo\tsecond tab plus", readDrafts(t, dir)["general"], "general's draft after SIGTERM: got/want")
 }
 
+// TestCloseOpensNoSecondWindow closes the app's window, as a window manager
+// does and through SIGTERM, and counts the top-level windows the X server
+// made meanwhile: one. Gio opens a new window when Window.Event is called
+// after its window has gone (see viewEnds), and a loop that does so showed a
+// second window at every close and, once, hung for good when that window
+// could not be made.
+func TestCloseOpensNoSecondWindow(t *testing.T) {
+	requireTools(t, "Xvfb")
+	for _, tc := range []struct {
+		name  string
+		close func(*testing.T, string, *appRun)
+		exit  int
+	}{
+		{"window manager", func(t *testing.T, display string, _ *appRun) { closeWindow(t, display) }, 0},
+		{"SIGTERM", func(t *testing.T, _ string, r *appRun) {
+			require.NoError(t, r.cmd.Process.Signal(syscall.SIGTERM))
+		}, 128 + int(syscall.SIGTERM)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			display := startX(t)
+			watch, err := xwin.Dial(display)
+			require.NoError(t, err)
+			defer watch.Close()
+			require.NoError(t, watch.WatchCreates())
+
+			r := startApp(t, display, t.TempDir())
+			tc.close(t, display, r)
+			requireExit(t, r, tc.exit)
+			n, err := watch.Created()
+			require.NoError(t, err)
+			assert.Equal(t, 1, n, "top-level windows created while the app ran: got/want\n%s", r.stderr)
+		})
+	}
+}
+
 // requireTools skips (or, under .ci/gui, fails) when a tool is missing.
 func requireTools(t *testing.T, tools ...string) {
 	t.Helper()

@@ -37,7 +37,7 @@ func (a *app) loop(w *gioapp.Window) error {
 		for _, m := range a.inbox.take() {
 			if _, ok := m.(quitMsg); ok {
 				// On X11 Perform posts WM_DELETE_WINDOW to the window itself;
-				// the DestroyEvent comes back through w.Event.
+				// the window's end comes back through w.Event.
 				w.Perform(system.ActionClose)
 				continue
 			}
@@ -47,6 +47,16 @@ func (a *app) loop(w *gioapp.Window) error {
 		case gioapp.DestroyEvent:
 			a.inbox.close()
 			return e.Err
+		case gioapp.ViewEvent:
+			if viewEnds && !e.Valid() {
+				// The window is gone and its DestroyEvent is queued; asking
+				// Window.Event for it would open a new window (see viewEnds).
+				// Its error goes with it: nil for a close, but a GPU failure
+				// that made Gio close the window, or a lost Wayland display,
+				// ends the app here without its cause.
+				a.inbox.close()
+				return nil
+			}
 		case gioapp.FrameEvent:
 			gtx := gioapp.NewContext(&ops, e)
 			a.ui.update(gtx, arrived)

@@ -22,6 +22,7 @@ type Conn struct {
 	c       *xgb.Conn
 	root    xproto.Window
 	keycode map[xproto.Keysym]xproto.Keycode // unshifted keysyms only
+	created int                              // top-level windows seen by Created
 }
 
 // Dial connects to display (":N"), which must offer XTEST.
@@ -141,4 +142,38 @@ func (x *Conn) atom(name string) (xproto.Atom, error) {
 		return 0, fmt.Errorf("xwin: atom %s: %w", name, err)
 	}
 	return r.Atom, nil
+}
+
+// WatchCreates makes the server tell this connection of every top-level
+// window created from now on (SubstructureNotify on the root window; X
+// protocol, CreateNotify); Created counts them.
+func (x *Conn) WatchCreates() error {
+	err := xproto.ChangeWindowAttributesChecked(x.c, x.root, xproto.CwEventMask,
+		[]uint32{xproto.EventMaskSubstructureNotify}).Check()
+	if err != nil {
+		return fmt.Errorf("xwin: watch the root window: %w", err)
+	}
+	return nil
+}
+
+// Created returns how many top-level windows any client created since
+// WatchCreates, every one the server made before this call included: the
+// server sends a client its events and replies in order, so the round trip
+// of Sync brings in the CreateNotify events that precede it.
+func (x *Conn) Created() (int, error) {
+	if err := x.Sync(); err != nil {
+		return 0, fmt.Errorf("xwin: %w", err)
+	}
+	for {
+		ev, err := x.c.PollForEvent()
+		if err != nil {
+			return 0, fmt.Errorf("xwin: %w", err)
+		}
+		if ev == nil {
+			return x.created, nil
+		}
+		if e, ok := ev.(xproto.CreateNotifyEvent); ok && e.Parent == x.root {
+			x.created++
+		}
+	}
 }
