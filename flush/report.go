@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // Report says what one [Hook.Run] achieved.
@@ -67,7 +69,7 @@ func (r Report) format(prefix string) string {
 		sep = "; "
 		msg := "not drained"
 		if it.Err != nil {
-			msg = oneLine(it.Err.Error())
+			msg = oneline.Fold(it.Err.Error())
 		}
 		// An error that starts with the item's name already says whose it
 		// is (a *statefile.Store added as "statefile" fails with
@@ -79,15 +81,6 @@ func (r Report) format(prefix string) string {
 		b.WriteString(msg)
 	}
 	return b.String()
-}
-
-// oneLine folds an error text that spans lines (errors.Join uses "\n") into
-// one, so the report stays one log line.
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " | ")
 }
 
 func roundTook(d time.Duration) time.Duration {

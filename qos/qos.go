@@ -7,6 +7,8 @@ import (
 	"os"
 	"os/exec"
 	"strings"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // Tier says who a process or a pass of work serves. The declared policy for
@@ -247,14 +249,9 @@ func (a Applied) String() string {
 		s += "; pending: " + strings.Join(a.Pending, ", ")
 	}
 	if a.Failed != nil {
-		s += "; failed: " + oneLine(a.Failed.Error())
+		s += "; failed: " + oneline.Fold(a.Failed.Error())
 	}
 	return s
-}
-
-// oneLine folds a text that spans lines (errors.Join uses "\n") into one.
-func oneLine(s string) string {
-	return strings.Join(strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == '\r' }), " | ")
 }
 
 // A StepError is the failure of a step that Start applies after the child

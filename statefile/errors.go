@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 var (
@@ -59,7 +61,7 @@ func (e *CorruptError) Error() string {
 	default:
 		where = " moved to " + e.Aside
 	}
-	return oneLine("statefile: corrupt file " + e.Path + where + ": " + errText(e.Err))
+	return oneline.Fold("statefile: corrupt file " + e.Path + where + ": " + errText(e.Err))
 }
 
 // Unwrap returns the decoding error and, if moving aside failed, its error.
@@ -103,7 +105,7 @@ func (e *NotDrainedError) Error() string {
 	for _, p := range e.failedPaths() {
 		parts = append(parts, fmt.Sprintf("failed %s: %v", p, e.Failed[p]))
 	}
-	return oneLine("statefile: not drained: " + strings.Join(parts, "; "))
+	return oneline.Fold("statefile: not drained: " + strings.Join(parts, "; "))
 }
 
 // Unwrap returns Err followed by every failure, so errors.Is(err,
@@ -130,19 +132,6 @@ func (e *NotDrainedError) failedPaths() []string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
-
-// oneLine keeps an error's text on one line, for line-based logs: an
-// error made by errors.Join puts a newline between its parts (errors.Join's
-// doc: "formed by concatenating the strings obtained by calling the Error
-// method of each element of errs, with a newline between each string").
-func oneLine(s string) string {
-	if !strings.ContainsAny(s, "\r\n") {
-		return s
-	}
-	s = strings.ReplaceAll(s, "\r\n", "\n")
-	s = strings.ReplaceAll(s, "\r", "\n")
-	return strings.ReplaceAll(s, "\n", "; ")
-}
 
 // errText is err's text, or "<nil>" for nil, as fmt prints it.
 func errText(err error) string {

@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offmain/offmain/internal/oneline"
 	"github.com/offmain/offmain/internal/settle"
 )
 
@@ -129,7 +130,7 @@ func (c *Core[T]) Load(ctx context.Context) error {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return JoinErrs(c.readErr, c.watchErr)
+	return oneline.Join(c.readErr, c.watchErr)
 }
 
 // Flush queues any unsaved edit now, then waits until the file has
@@ -159,7 +160,7 @@ func (c *Core[T]) Flush(ctx context.Context) error {
 	if !SavesOn(c.readErr) {
 		errs = append(errs, c.readErr)
 	}
-	return JoinErrs(append(errs, err)...)
+	return oneline.Join(append(errs, err)...)
 }
 
 // Close stops the watch, if any (waiting for a call of OnChange in

@@ -104,17 +104,6 @@ func TestReadErrors(t *testing.T) {
 	}
 }
 
-func TestJoinErrs(t *testing.T) {
-	a, b := errors.New("a"), errors.New("b\nsecond line")
-	assert.NoError(t, JoinErrs(nil, nil))
-	assert.Same(t, a, JoinErrs(nil, a, nil), "one one-line error: got, want it as is")
-	err := JoinErrs(a, b)
-	assert.Equal(t, "a; b; second line", err.Error())
-	assert.ErrorIs(t, err, a)
-	assert.ErrorIs(t, err, b)
-	assert.Equal(t, "b; second line", JoinErrs(b).Error(), "one error of two lines")
-}
-
 func TestDiff(t *testing.T) {
 	same := func(a, b int) bool { return a == b }
 	before := map[string]int{"kept": 1, "changed": 1, "gone": 1}
