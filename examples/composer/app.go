@@ -35,7 +35,7 @@ func openApp(cfg config.Config, send func(tea.Msg)) (*app, error) {
 	var err error
 	a.state, err = chatstate.Open(cfg.Dir, chatstate.Options{
 		Chats: cfg.Chats, SyncSaves: cfg.SyncSaves,
-		OnError: func(err error) { a.notes.set(describeErr("save failed", err)) },
+		OnError: func(err error) { a.notes.set(chatstate.Note("save failed", err)) },
 	})
 	if err != nil {
 		return nil, err

@@ -3,6 +3,8 @@ package main
 import (
 	"github.com/charmbracelet/bubbles/viewport"
 	tea "github.com/charmbracelet/bubbletea"
+
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 // The app's keys are matched by key type, never by a KeyMsg's String(). For
@@ -107,7 +109,7 @@ func (m *model) edit(c *chat, msg tea.KeyMsg) tea.Cmd {
 	err := m.saves.SetDraft(c.id, c.input.Value())
 	m.probe.saveReturned()
 	if err != nil {
-		m.notes.set(describeErr("draft not saved", err))
+		m.notes.set(chatstate.Note("draft not saved", err))
 	}
 	return cmd
 }

@@ -127,7 +127,7 @@ func (m *model) settled(msg scrollSettledMsg) {
 		return
 	}
 	if err := m.saves.SetAnchor(c.id, c.place); err != nil {
-		m.notes.set(describeErr("scroll place not saved", err))
+		m.notes.set(chatstate.Note("scroll place not saved", err))
 	}
 }
 
@@ -147,7 +147,7 @@ func (m *model) send(c *chat) tea.Cmd {
 	}
 	c.input.Reset()
 	if err := m.saves.SetDraft(c.id, ""); err != nil {
-		m.notes.set(describeErr("draft not saved", err))
+		m.notes.set(chatstate.Note("draft not saved", err))
 	}
 	m.probe.saveReturned()
 	switch {
@@ -178,6 +178,6 @@ func (m *model) chat(id string) *chat {
 
 func (m *model) saveTranscript(c *chat) {
 	if err := m.trans.Save(c.id, c.next, c.items); err != nil {
-		m.notes.set(describeErr("transcript not saved", err))
+		m.notes.set(chatstate.Note("transcript not saved", err))
 	}
 }

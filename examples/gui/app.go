@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 
 	"github.com/offmain/offmain/examples/internal/agent"
@@ -31,7 +30,7 @@ func openApp(cfg config.Config) (*app, error) {
 	a.state, err = chatstate.Open(cfg.Dir, chatstate.Options{
 		Chats: cfg.Chats, SyncSaves: cfg.SyncSaves,
 		// Called on a writer goroutine: post, never touch the UI from here.
-		OnError: func(err error) { a.inbox.post(noteMsg(describeErr("save failed", err))) },
+		OnError: func(err error) { a.inbox.post(noteMsg(chatstate.Note("save failed", err))) },
 	})
 	if err != nil {
 		return nil, err
@@ -64,9 +63,4 @@ func (a *app) shutdown() flush.Report {
 		os.Stderr.WriteString("offmain-gui: typing probe: " + err.Error() + "\n")
 	}
 	return rep
-}
-
-// describeErr shortens an error for the one-line status.
-func describeErr(what string, err error) string {
-	return fmt.Sprintf("%s: %v", what, err)
 }

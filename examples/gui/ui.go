@@ -15,6 +15,7 @@ import (
 	"gioui.org/widget/material"
 
 	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/examples/internal/chatstate"
 )
 
 // ui is the window's model: the chats, which one is shown, the agents'
@@ -164,13 +165,13 @@ func (u *ui) show(i int) {
 // with -sync-saves the whole write, here on the UI goroutine.
 func (u *ui) saveDraft(c *chat, text string) {
 	if err := u.app.state.Saves.SetDraft(c.id, text); err != nil {
-		u.note = describeErr("draft not saved", err)
+		u.note = chatstate.Note("draft not saved", err)
 	}
 }
 
 func (u *ui) saveTranscript(c *chat) {
 	if err := u.app.state.Transcripts.Save(c.id, c.next, c.items); err != nil {
-		u.note = describeErr("transcript not saved", err)
+		u.note = chatstate.Note("transcript not saved", err)
 	}
 }
 
@@ -192,7 +193,7 @@ func (u *ui) scrolled(gtx layout.Context) {
 		err = u.app.state.Saves.ForgetAnchor(c.id) // at the end: the next run follows
 	}
 	if err != nil {
-		u.note = describeErr("scroll place not saved", err)
+		u.note = chatstate.Note("scroll place not saved", err)
 	}
 }
 
@@ -218,7 +219,7 @@ func (u *ui) send(c *chat, text string) {
 	if ag := u.app.agents.Get(c.id); ag != nil {
 		u.bg.Go(func() {
 			if err := ag.Write(text); err != nil {
-				u.app.inbox.post(noteMsg(describeErr("agent did not take the line", err)))
+				u.app.inbox.post(noteMsg(chatstate.Note("agent did not take the line", err)))
 			}
 		})
 	}

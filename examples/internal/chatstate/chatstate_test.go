@@ -1,6 +1,7 @@
 package chatstate
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -128,4 +129,11 @@ func TestOpenFailsOnAFileForFolder(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, nil, 0o600))
 	_, err := Open(path, Options{})
 	assert.Error(t, err)
+}
+
+func TestNote(t *testing.T) {
+	assert.Equal(t, "draft not saved: disk full", Note("draft not saved", errors.New("disk full")))
+	joined := errors.Join(errors.New("drafts: save: no space left on device"), errors.New("anchors: read: permission denied"))
+	assert.Equal(t, "save failed: drafts: save: no space left on device | anchors: read: permission denied",
+		Note("save failed", joined), "a joined error stays on the status's one line")
 }

@@ -1,0 +1,12 @@
+package chatstate
+
+import "strings"
+
+// Note is the status line's text for a failure: what failed, then why, on
+// one line. An error made by errors.Join has a newline between its parts,
+// which would break a one-line status (a terminal row, a label): the lines
+// are joined with " | ", as offmain's own error texts are.
+func Note(what string, err error) string {
+	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' || r == '\r' })
+	return what + ": " + strings.Join(lines, " | ")
+}
