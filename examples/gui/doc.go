@@ -49,9 +49,9 @@
 // stop and the flush runs only after the event loop has returned.
 //
 // Quit: the window's close button (WM_DELETE_WINDOW on X11) ends in an
-// invalid ViewEvent and then an app.DestroyEvent; the loop returns at the
-// ViewEvent (Window.Event, called once more, would open a new window; see
-// viewEnds) and the flush hook runs. A signal does
+// invalid ViewEvent and then an app.DestroyEvent; on X11 and Wayland the
+// loop returns at the ViewEvent (Window.Event, called once more, would open
+// a new window; see viewEnds) and the flush hook runs. A signal does
 // not run the hook from its own goroutine while the window is open: it posts
 // a close, and the UI goroutine calls Window.Perform(system.ActionClose),
 // which on X11 sends WM_DELETE_WINDOW to the window itself, so both take

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -26,11 +27,13 @@ func (a *app) newWindow() *gioapp.Window {
 }
 
 // loop is the UI goroutine: it runs until the window is destroyed (its close
-// button, or a quitMsg) and returns the window's error. Nothing on it waits
-// for the disk unless -sync-saves asks for exactly that.
+// button, or a quitMsg) and returns why, when that was not a close (see
+// endedErr). Nothing on it waits for the disk unless -sync-saves asks for
+// exactly that.
 func (a *app) loop(w *gioapp.Window) error {
 	var ops op.Ops
 	first := true
+	closing := false // a close was asked for (the close button, a quitMsg)
 	for {
 		e := w.Event()
 		arrived := time.Now()
@@ -47,15 +50,14 @@ func (a *app) loop(w *gioapp.Window) error {
 		case gioapp.DestroyEvent:
 			a.inbox.close()
 			return e.Err
+		case *gioapp.ClosingEvent:
+			closing = true
 		case gioapp.ViewEvent:
 			if viewEnds && !e.Valid() {
 				// The window is gone and its DestroyEvent is queued; asking
 				// Window.Event for it would open a new window (see viewEnds).
-				// Its error goes with it: nil for a close, but a GPU failure
-				// that made Gio close the window, or a lost Wayland display,
-				// ends the app here without its cause.
 				a.inbox.close()
-				return nil
+				return endedErr(closing)
 			}
 		case gioapp.FrameEvent:
 			gtx := gioapp.NewContext(&ops, e)
@@ -70,4 +72,22 @@ func (a *app) loop(w *gioapp.Window) error {
 			}
 		}
 	}
+}
+
+// errWindowLost is the loop's error when the window went without a close
+// request: on Wayland, a display connection that failed (window.close in
+// Gio's app/os_wayland.go). Gio puts the cause in the DestroyEvent, which
+// the loop cannot fetch (see viewEnds), so this says what is known.
+var errWindowLost = errors.New("the window ended without a close request (its display connection was lost?)")
+
+// endedErr is the loop's result at the invalid ViewEvent that ends the
+// window: nil after a ClosingEvent, errWindowLost without one. A GPU
+// failure makes Gio close the window the same way a close button does
+// (Window.processFrame performs system.ActionClose, app/window.go), so it
+// ends the app with nil and its cause unseen.
+func endedErr(closing bool) error {
+	if closing {
+		return nil
+	}
+	return errWindowLost
 }
