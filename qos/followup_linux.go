@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // child tells whether a started child has exited, so that a step meeting a
@@ -211,7 +213,7 @@ func (t *statusTable) done(f *followUp, step string, err *StepError) {
 		}
 	}
 	if err != nil {
-		s.failed = errors.Join(s.failed, err)
+		s.failed = oneline.Join(s.failed, err)
 		t.failed = append(t.failed, f.child.pid)
 		if len(t.failed) > maxFailed {
 			if old := t.byPid[t.failed[0]]; old != nil && len(old.pending) == 0 {

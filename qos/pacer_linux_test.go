@@ -187,3 +187,24 @@ func TestPacerStatus(t *testing.T) {
 		assert.NoError(t, failed, "another process with the same pid")
 	})
 }
+
+// When both of a child's steps fail, Inspect's Applied.Failed holds both
+// errors, reachable with errors.Is, in a text of one line.
+func TestStatusJoinsFailuresOnOneLine(t *testing.T) {
+	var tbl statusTable
+	f := &followUp{child: child{pid: 7, pidfd: -1}, start: 99, nice: 15, idle: true, autogroup: true}
+	tbl.add(f)
+	idle := &StepError{Pid: 7, Step: f.stepName("SCHED_IDLE"), Err: unix.EPERM}
+	ag := &StepError{Pid: 7, Step: f.stepName("autogroup"), Err: unix.EAGAIN}
+	tbl.done(f, f.stepName("SCHED_IDLE"), idle)
+	tbl.done(f, f.stepName("autogroup"), ag)
+
+	pending, failed := tbl.lookup(7, 99)
+	assert.Empty(t, pending, "pending steps")
+	require.Error(t, failed)
+	assert.ErrorIs(t, failed, unix.EPERM, "the SCHED_IDLE step's error")
+	assert.ErrorIs(t, failed, unix.EAGAIN, "the autogroup step's error")
+	assert.Equal(t, idle.Error()+" | "+ag.Error(), failed.Error(), "one line, the steps in order")
+	_, failed = tbl.lookup(7, 100)
+	assert.NoError(t, failed, "a later process with the same pid")
+}

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 type opKind uint8
@@ -268,6 +270,6 @@ func (nd *NotDrainedError) addPending(path string, why error) {
 	case nd.Err == nil:
 		nd.Err = why
 	case !errors.Is(nd.Err, why):
-		nd.Err = errors.Join(nd.Err, why)
+		nd.Err = oneline.Join(nd.Err, why)
 	}
 }

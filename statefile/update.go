@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // change is one Update, or a Save or Remove queued behind one.
@@ -164,7 +166,7 @@ func (s *slot[T]) runBatch(q *queue, o op) error {
 		o.kind = opRemove
 	}
 	s.taking = st.v
-	return errors.Join(last, q.run(o))
+	return oneline.Join(last, q.run(o))
 }
 
 // apply runs one Update's fn on st. ok reports whether fn succeeded.

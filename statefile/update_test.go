@@ -3,6 +3,7 @@ package statefile
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -156,6 +157,30 @@ func TestUpdateFnError(t *testing.T) {
 		for _, err := range reported {
 			assert.ErrorIs(t, err, boom)
 		}
+	})
+}
+
+// A batch whose last Update fails after an earlier one changed the value
+// still writes; when that write fails too, Flush returns both errors,
+// reachable with errors.Is, on one line.
+func TestUpdateFnAndWriteErrors(t *testing.T) {
+	boom := errors.New("boom")
+	full := errors.New("disk full\nsecond line")
+	fail := func(tally) (tally, error) { return tally{N: -1}, boom }
+	synctest.Test(t, func(t *testing.T) {
+		opts := Options{Logger: slog.New(slog.DiscardHandler)}
+		_, d, f := heldFile(t, opts, tally{N: 1})
+		require.NoError(t, f.Update(plus(1)))
+		require.NoError(t, f.Update(fail))
+		d.mu.Lock()
+		d.fail = full
+		d.mu.Unlock()
+		close(d.hold)
+		err := f.Flush(context.Background())
+		require.ErrorIs(t, err, boom, "the last Update's error")
+		require.ErrorIs(t, err, full, "the write's error")
+		assert.NotContains(t, err.Error(), "\n", "one line")
+		assert.Contains(t, err.Error(), "disk full | second line", "the write's error, folded")
 	})
 }
 

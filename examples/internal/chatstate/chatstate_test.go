@@ -136,4 +136,5 @@ func TestNote(t *testing.T) {
 	joined := errors.Join(errors.New("drafts: save: no space left on device"), errors.New("anchors: read: permission denied"))
 	assert.Equal(t, "save failed: drafts: save: no space left on device | anchors: read: permission denied",
 		Note("save failed", joined), "a joined error stays on the status's one line")
+	assert.Equal(t, "saved", Note("saved", nil))
 }

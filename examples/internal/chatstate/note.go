@@ -6,7 +6,11 @@ import "strings"
 // one line. An error made by errors.Join has a newline between its parts,
 // which would break a one-line status (a terminal row, a label): the lines
 // are joined with " | ", as offmain's own error texts are.
+// A nil err gives what alone.
 func Note(what string, err error) string {
+	if err == nil {
+		return what
+	}
 	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' || r == '\r' })
 	return what + ": " + strings.Join(lines, " | ")
 }
