@@ -131,6 +131,9 @@ func TestPowerCut(t *testing.T) {
 	require.NoError(t, err)
 	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d)",
 		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
+	for _, f := range c.Faults {
+		t.Log(f)
+	}
 	assert.Equal(t, powerCuts(), c.Cuts, "cuts: got/want")
 	assert.Positive(t, c.Acked, "acknowledged flushes")
 	assert.Zero(t, c.Lost, "cuts that lost an acknowledged file")

@@ -151,6 +151,11 @@ func TestPowerCutTeeth(t *testing.T) {
 			require.NoError(t, err)
 			t.Logf("POWERCUT-TEETH %s: %v", w.name, c)
 			assert.Positive(t, c.Lost+c.Older+c.Torn, "acknowledged values lost, older or torn")
+			// Each bad cut is described, the first ten of them.
+			require.NotEmpty(t, c.Faults, "Faults")
+			assert.LessOrEqual(t, len(c.Faults), 10, "Faults are bounded")
+			assert.Regexp(t, `^cut \d+: (lost|older|torn|leftover)`, c.Faults[0])
+			t.Log(c.Faults[0])
 		})
 	}
 }

@@ -37,6 +37,9 @@ func PowerCut(t *testing.T, subject powercut.Subject, what string) {
 	require.NoError(t, err)
 	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d)",
 		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
+	for _, f := range c.Faults {
+		t.Log(f)
+	}
 	assert.Equal(t, cuts, c.Cuts, "cuts: got/want")
 	assert.Positive(t, c.Acked, "acknowledged flushes")
 	assert.Zero(t, c.Lost+c.Older+c.Torn, "cuts that lost, aged or tore an acknowledged "+what)

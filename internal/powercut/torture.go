@@ -62,7 +62,16 @@ type Config struct {
 // that the next Open did not sweep.
 type Counts struct {
 	Cuts, Acked, Lost, Older, Torn, Leftovers int
+
+	// Faults describes the first maxFaults cuts counted in Lost, Older,
+	// Torn or Leftovers: the cut's number, what was found, the cycle's
+	// history and the directory's names, so that a failure found once in
+	// 20,000 cuts can be read without replaying it.
+	Faults []string
 }
+
+// maxFaults bounds Counts.Faults.
+const maxFaults = 10
 
 // String returns the counts as "cuts=N acked=N lost=N older=N torn=N
 // leftovers=N".
@@ -171,6 +180,7 @@ func (t *torture) reopen() (Writer, int, error) {
 	switch {
 	case errors.Is(err, ErrTorn):
 		t.counts.Torn++
+		t.fault(fmt.Sprintf("torn: %v", err))
 	case err != nil:
 		return nil, 0, err
 	default:
@@ -187,10 +197,13 @@ func (t *torture) check(v int) {
 		return
 	case v == 0:
 		t.counts.Lost++
+		t.fault("lost: no file")
 	case slices.Contains(t.hist[:t.acked], v):
 		t.counts.Older++
+		t.fault(fmt.Sprintf("older: read %d", v))
 	default:
-		t.counts.Torn++ // a value this cycle never saved
+		t.counts.Torn++
+		t.fault(fmt.Sprintf("torn: read %d, never saved in this cycle", v))
 	}
 }
 
@@ -203,7 +216,28 @@ func (t *torture) sweepCheck() error {
 	for _, e := range entries {
 		if t.s.Leftover != nil && t.s.Leftover(e.Name()) {
 			t.counts.Leftovers++
+			t.fault("leftover: " + e.Name())
 		}
 	}
 	return nil
+}
+
+// fault records what a bad cut found, with the cycle's history (the value
+// at power-on, then each save; 0 a remove), the last acknowledged state,
+// and the directory's names now.
+func (t *torture) fault(what string) {
+	if len(t.counts.Faults) >= maxFaults {
+		return
+	}
+	if r := []rune(what); len(r) > 300 {
+		what = string(r[:300]) + "…"
+	}
+	var names []string
+	if entries, err := os.ReadDir(t.dir); err == nil {
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+	}
+	t.counts.Faults = append(t.counts.Faults, fmt.Sprintf("cut %d: %s; history %v, acknowledged %v (index %d); names %q",
+		t.counts.Cuts, what, t.hist, t.hist[t.acked], t.acked, names))
 }
