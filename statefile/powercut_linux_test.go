@@ -129,8 +129,8 @@ func TestPowerCut(t *testing.T) {
 	c, err := powercut.Torture(fsys, fsys.Dir(), storeSubject(statefile.Options{}),
 		powercut.Config{Cuts: powerCuts(), Seed: seed, RemoveEvery: 16})
 	require.NoError(t, err)
-	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d)",
-		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
+	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d hangs=%d)",
+		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs)
 	for _, f := range c.Faults {
 		t.Log(f)
 	}
@@ -140,6 +140,7 @@ func TestPowerCut(t *testing.T) {
 	assert.Zero(t, c.Older, "cuts that left a value older than the acknowledged one")
 	assert.Zero(t, c.Torn, "cuts that left a torn file")
 	assert.Zero(t, c.Leftovers, "temp files left after the next Open")
+	assert.Zero(t, c.Hangs, "cycles whose flushes or close hung")
 }
 
 // TestPowerCutNewDirectory saves into a directory the Store has to make,

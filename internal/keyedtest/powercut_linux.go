@@ -35,8 +35,8 @@ func PowerCut(t *testing.T, subject powercut.Subject, what string) {
 	fsys := powercut.MountT(t, powercut.Options{Seed: seed})
 	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: cuts, Seed: seed, RemoveEvery: 16})
 	require.NoError(t, err)
-	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d)",
-		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
+	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d hangs=%d)",
+		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs)
 	for _, f := range c.Faults {
 		t.Log(f)
 	}
@@ -44,6 +44,7 @@ func PowerCut(t *testing.T, subject powercut.Subject, what string) {
 	assert.Positive(t, c.Acked, "acknowledged flushes")
 	assert.Zero(t, c.Lost+c.Older+c.Torn, "cuts that lost, aged or tore an acknowledged "+what)
 	assert.Zero(t, c.Leftovers, "temp files left after the next Open")
+	assert.Zero(t, c.Hangs, "cycles whose flushes or close hung")
 }
 
 // Leftover returns a powercut.Subject's Leftover for the file named name:

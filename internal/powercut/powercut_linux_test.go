@@ -1,12 +1,15 @@
 package powercut_test
 
 import (
+	"context"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -258,4 +261,48 @@ func TestDeadAfterCut(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.EIO, "write on a descriptor from before the cut")
 	assert.ErrorIs(t, f.Sync(), syscall.EIO, "fsync on a descriptor from before the cut")
 	assert.Equal(t, "old", content(t, a), "after power-on: got/want")
+}
+
+// hangingWriter models a writer whose goroutine is stuck in a system
+// call: its first Save starts a write that blocks until the test ends, and
+// its Flush waits until its context ends, as statefile's does.
+type hangingWriter struct {
+	once  sync.Once
+	stuck chan struct{}
+	ended sync.WaitGroup
+}
+
+func (w *hangingWriter) Save(int) error {
+	w.once.Do(func() { w.ended.Go(w.write) })
+	return nil
+}
+
+func (w *hangingWriter) write() { <-w.stuck }
+
+func (w *hangingWriter) Flush(ctx context.Context) error {
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (w *hangingWriter) Close(context.Context) error { return nil }
+
+// A cycle whose flushes wait past HangGuard is counted as a hang, and its
+// fault carries the stacks taken while it hung: the stuck write is in
+// them.
+func TestTortureCountsHangs(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
+	w := &hangingWriter{stuck: make(chan struct{})}
+	defer w.ended.Wait()
+	defer close(w.stuck)
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 2, Seed: 1, HangGuard: 100 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, 2, c.Cuts, "cuts")
+	assert.Equal(t, 2, c.Hangs, "hangs")
+	assert.Contains(t, c.String(), " hangs=2")
+	require.Len(t, c.Faults, 2)
+	assert.Regexp(t, `^cut 1: hang: the flushes and Close waited over 100ms\n`, c.Faults[0])
+	assert.Contains(t, c.Faults[0], "(*hangingWriter).write", "the stacks taken while it hung")
+	assert.Contains(t, c.Faults[0], "threads (tid: kernel wait channel):")
+	assert.Zero(t, c.Acked, "acknowledged")
 }

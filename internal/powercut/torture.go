@@ -8,7 +8,9 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
+	"strings"
 	"time"
 )
 
@@ -52,6 +54,11 @@ type Config struct {
 	MaxOps      int    // the cut comes at a counted operation drawn from 1 to MaxOps; zero means 40
 	FlushEvery  int    // a Flush follows a Save with chance 1/FlushEvery; zero means 4
 	RemoveEvery int    // a remove instead of a save with chance 1/RemoveEvery; zero means never
+
+	// HangGuard is how long a cycle's Flushes and Close may wait in all
+	// before the cycle counts as a hang (Counts.Hangs); zero means a
+	// minute.
+	HangGuard time.Duration
 }
 
 // Counts is what a Torture found. Acked counts the flushes that returned
@@ -62,6 +69,13 @@ type Config struct {
 // that the next Open did not sweep.
 type Counts struct {
 	Cuts, Acked, Lost, Older, Torn, Leftovers int
+
+	// Hangs counts the cycles whose Flushes and Close were still waiting
+	// after Config.HangGuard: a writer stuck there may
+	// go on after the power comes back and change the next cycle's files.
+	// Each is in Faults with every goroutine's stack and every thread's
+	// kernel wait channel (and kernel stack, where /proc lets us read it).
+	Hangs int
 
 	// Faults describes the first maxFaults cuts counted in Lost, Older,
 	// Torn or Leftovers: the cut's number, what was found, the cycle's
@@ -74,10 +88,10 @@ type Counts struct {
 const maxFaults = 10
 
 // String returns the counts as "cuts=N acked=N lost=N older=N torn=N
-// leftovers=N".
+// leftovers=N hangs=N".
 func (c Counts) String() string {
-	return fmt.Sprintf("cuts=%d acked=%d lost=%d older=%d torn=%d leftovers=%d",
-		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers)
+	return fmt.Sprintf("cuts=%d acked=%d lost=%d older=%d torn=%d leftovers=%d hangs=%d",
+		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs)
 }
 
 // Torture runs cfg.Cuts power cycles of s in dir, a directory on fsys. In
@@ -107,8 +121,8 @@ func Torture(fsys *FS, dir string, s Subject, cfg Config) (Counts, error) {
 	return t.counts, w.Close(ctx)
 }
 
-// hangGuard bounds the waits of a Torture, only so that a hang fails the
-// test instead of stalling it.
+// hangGuard bounds the last Close of a Torture, only so that a hang fails
+// the test instead of stalling it.
 const hangGuard = time.Minute
 
 type torture struct {
@@ -133,6 +147,9 @@ func (c Config) withDefaults() Config {
 	if c.FlushEvery <= 0 {
 		c.FlushEvery = 4
 	}
+	if c.HangGuard <= 0 {
+		c.HangGuard = time.Minute
+	}
 	return c
 }
 
@@ -140,13 +157,24 @@ func (c Config) withDefaults() Config {
 func (t *torture) cycle(w Writer, start int) error {
 	t.hist, t.acked = []int{start}, 0
 	cut := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HangGuard)
 	defer cancel()
+	// The stacks are taken when the deadline passes, while the hang lasts.
+	hung := make(chan string, 1)
+	context.AfterFunc(ctx, func() {
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			hung <- stacks()
+		}
+	})
 	for i := 0; ; i++ {
 		select {
 		case <-cut:
 			_ = w.Close(ctx) // it fails after a cut: its writes get EIO
 			t.counts.Cuts++
+			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+				t.counts.Hangs++
+				t.fault(fmt.Sprintf("hang: the flushes and Close waited over %v\n%s", t.cfg.HangGuard, <-hung))
+			}
 			return t.fsys.PowerOn()
 		default:
 		}
@@ -180,7 +208,11 @@ func (t *torture) reopen() (Writer, int, error) {
 	switch {
 	case errors.Is(err, ErrTorn):
 		t.counts.Torn++
-		t.fault(fmt.Sprintf("torn: %v", err))
+		msg := err.Error()
+		if r := []rune(msg); len(r) > 300 {
+			msg = string(r[:300]) + "…"
+		}
+		t.fault("torn: " + msg)
 	case err != nil:
 		return nil, 0, err
 	default:
@@ -229,9 +261,6 @@ func (t *torture) fault(what string) {
 	if len(t.counts.Faults) >= maxFaults {
 		return
 	}
-	if r := []rune(what); len(r) > 300 {
-		what = string(r[:300]) + "…"
-	}
 	var names []string
 	if entries, err := os.ReadDir(t.dir); err == nil {
 		for _, e := range entries {
@@ -240,4 +269,32 @@ func (t *torture) fault(what string) {
 	}
 	t.counts.Faults = append(t.counts.Faults, fmt.Sprintf("cut %d: %s; history %v, acknowledged %v (index %d); names %q",
 		t.counts.Cuts, what, t.hist, t.hist[t.acked], t.acked, names))
+}
+
+// stacks returns every goroutine's stack and, for each thread of the
+// process, its kernel wait channel (proc(5), /proc/pid/task/tid/wchan) and,
+// if it waits somewhere other than the Go runtime's futex and epoll waits,
+// its kernel stack (/proc/pid/task/tid/stack, readable by root only).
+func stacks() string {
+	var b strings.Builder
+	buf := make([]byte, 4<<20)
+	b.Write(buf[:runtime.Stack(buf, true)])
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return b.String()
+	}
+	b.WriteString("\nthreads (tid: kernel wait channel):\n")
+	for _, e := range tasks {
+		dir := "/proc/self/task/" + e.Name()
+		wchan, _ := os.ReadFile(dir + "/wchan")
+		w := strings.TrimSpace(string(wchan))
+		fmt.Fprintf(&b, "%s: %s\n", e.Name(), w)
+		if w == "0" || strings.HasPrefix(w, "futex") || strings.Contains(w, "epoll") {
+			continue
+		}
+		if st, err := os.ReadFile(dir + "/stack"); err == nil {
+			b.Write(st)
+		}
+	}
+	return b.String()
 }
