@@ -303,6 +303,6 @@ func TestTortureCountsHangs(t *testing.T) {
 	require.Len(t, c.Faults, 2)
 	assert.Regexp(t, `^cut 1: hang: the flushes and Close waited over 100ms\n`, c.Faults[0])
 	assert.Contains(t, c.Faults[0], "(*hangingWriter).write", "the stacks taken while it hung")
-	assert.Contains(t, c.Faults[0], "threads (tid: kernel wait channel):")
+	assert.Contains(t, c.Faults[0], "threads (tid: state nice policy")
 	assert.Zero(t, c.Acked, "acknowledged")
 }

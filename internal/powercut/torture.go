@@ -272,9 +272,12 @@ func (t *torture) fault(what string) {
 }
 
 // stacks returns every goroutine's stack and, for each thread of the
-// process, its kernel wait channel (proc(5), /proc/pid/task/tid/wchan) and,
-// if it waits somewhere other than the Go runtime's futex and epoll waits,
-// its kernel stack (/proc/pid/task/tid/stack, readable by root only).
+// process, from proc(5): its state, nice value and scheduling policy
+// (/proc/pid/task/tid/stat, fields 3, 19 and 41), its CPU time and
+// run-queue wait in nanoseconds (schedstat), its kernel wait channel
+// (wchan) and, unless it idles in the Go runtime's futex or epoll waits or
+// in go-fuse's read of /dev/fuse, its kernel stack (stack, readable by root
+// only).
 func stacks() string {
 	var b strings.Builder
 	buf := make([]byte, 4<<20)
@@ -283,17 +286,31 @@ func stacks() string {
 	if err != nil {
 		return b.String()
 	}
-	b.WriteString("\nthreads (tid: kernel wait channel):\n")
+	b.WriteString("\nthreads (tid: state nice policy; cpu ns, wait ns, slices; wchan):\n")
 	for _, e := range tasks {
 		dir := "/proc/self/task/" + e.Name()
-		wchan, _ := os.ReadFile(dir + "/wchan")
-		w := strings.TrimSpace(string(wchan))
-		fmt.Fprintf(&b, "%s: %s\n", e.Name(), w)
-		if w == "0" || strings.HasPrefix(w, "futex") || strings.Contains(w, "epoll") {
+		read := func(name string) string {
+			data, _ := os.ReadFile(dir + "/" + name)
+			return strings.TrimSpace(string(data))
+		}
+		state, nice, policy := "?", "?", "?"
+		if st := read("stat"); st != "" {
+			// The fields after the command's closing parenthesis, which
+			// may itself hold spaces: field 3 is the first of them.
+			if j := strings.LastIndexByte(st, ')'); j >= 0 {
+				f := strings.Fields(st[j+1:])
+				if len(f) > 38 {
+					state, nice, policy = f[0], f[16], f[38]
+				}
+			}
+		}
+		w := read("wchan")
+		fmt.Fprintf(&b, "%s: %s %s %s; %s; %s\n", e.Name(), state, nice, policy, read("schedstat"), w)
+		if strings.HasPrefix(w, "futex") || strings.Contains(w, "epoll") || w == "fuse_dev_do_read" {
 			continue
 		}
-		if st, err := os.ReadFile(dir + "/stack"); err == nil {
-			b.Write(st)
+		if st := read("stack"); st != "" {
+			b.WriteString(st + "\n")
 		}
 	}
 	return b.String()
