@@ -78,9 +78,9 @@ type Counts struct {
 	Hangs int
 
 	// Faults describes the first maxFaults cuts counted in Lost, Older,
-	// Torn, Leftovers or Hangs: the cut's number, what was found, the cycle's
-	// history and the directory's names, so that a failure found once in
-	// 20,000 cuts can be read without replaying it.
+	// Torn, Leftovers or Hangs: the cut's number, what was found, the
+	// cycle's history and the directory's names, so that a failure found
+	// once in 20,000 cuts can be read without replaying it.
 	Faults []string
 }
 
@@ -161,11 +161,12 @@ func (t *torture) cycle(w Writer, start int) error {
 	defer cancel()
 	// The stacks are taken when the deadline passes, while the hang lasts.
 	hung := make(chan string, 1)
-	context.AfterFunc(ctx, func() {
+	stop := context.AfterFunc(ctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 			hung <- stacks()
 		}
 	})
+	defer stop() // before cancel: a cycle that ends in time starts no goroutine
 	for i := 0; ; i++ {
 		select {
 		case <-cut:
