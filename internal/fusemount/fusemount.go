@@ -16,6 +16,8 @@ import (
 	gofs "github.com/hanwen/go-fuse/v2/fs"
 	"github.com/hanwen/go-fuse/v2/fuse"
 	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // Options returns a filesystem's mount options: the kernel's entry,
@@ -60,7 +62,7 @@ func Serve(mountpoint string, root gofs.InodeEmbedder, opts *gofs.Options) (*Mou
 		server.Serve()
 	}()
 	if err := server.WaitMount(); err != nil {
-		return nil, errors.Join(fmt.Errorf("%s: mount %s: %w", m.name, mountpoint, err), m.Unmount())
+		return nil, oneline.Join(fmt.Errorf("%s: mount %s: %w", m.name, mountpoint, err), m.Unmount())
 	}
 	return m, nil
 }

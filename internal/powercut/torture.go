@@ -116,14 +116,12 @@ func Torture(fsys *FS, dir string, s Subject, cfg Config) (Counts, error) {
 			return t.counts, err
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	// The last Close is bounded like a cycle's, so that a hang fails the
+	// test instead of stalling it.
+	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HangGuard)
 	defer cancel()
 	return t.counts, w.Close(ctx)
 }
-
-// hangGuard bounds the last Close of a Torture, only so that a hang fails
-// the test instead of stalling it.
-const hangGuard = time.Minute
 
 type torture struct {
 	fsys   *FS
