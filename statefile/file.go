@@ -187,13 +187,13 @@ type pendingSlot interface {
 	runBatch(q *queue, o *op) result
 
 	// Retries (retry.go); writer only.
-	settle(keep bool, kind opKind)  // after an attempt: keep the writer's value and changes for a retry, or drop them
-	takeKept() opKind               // the kept op -> the writer's, for its retry
-	mergeKept(kind opKind) opKind   // a new op of kind replaces the kept one, or builds on it (an Update)
+	settle(keep bool, kind opKind) // after an attempt: keep the writer's value and changes for a retry, or drop them
+	takeKept() opKind              // the kept op -> the writer's, for its retry
+	mergeKept(kind opKind) opKind  // a new op of kind replaces the kept one, or builds on it (an Update)
 
-	versioned() bool                                // the path has Migrations (migrate.go)
-	checkNewer(q *queue, data []byte) error         // a *VersionError if data is newer than the migrations know
-	view(q *queue, data []byte) ([]byte, error)     // data at the newest version, for a watch: migrated in memory, or a *VersionError
+	versioned() bool                            // the path has Migrations (migrate.go)
+	checkNewer(q *queue, data []byte) error     // a *VersionError if data is newer than the migrations know
+	view(q *queue, data []byte) ([]byte, error) // data at the newest version, for a watch: migrated in memory, or a *VersionError
 }
 
 // slot holds a path's newest queued value and the one its writer encodes,

@@ -160,7 +160,7 @@ func TestConcurrentFlushesAllSeeAFailure(t *testing.T) {
 		wg.Go(func() { errs[0] = s.Flush(context.Background()) })
 		wg.Go(func() { errs[1] = f.Flush(context.Background()) })
 		wg.Go(func() { errs[2] = s.Flush(context.Background()) })
-		synctest.Wait() // all three wait on the held commit
+		synctest.Wait()      // all three wait on the held commit
 		d.hold <- struct{}{} // it fails; the Flushes try once more
 		d.hold <- struct{}{} // and that fails too
 		wg.Wait()

@@ -18,10 +18,10 @@ import (
 type Store struct {
 	opts     Options
 	log      *slog.Logger // Options.Logger, or slog.Default() when OnError is nil too, else nil
-	tracer   *csvTracer  // nil unless OFFMAIN_TRACE is set
-	tracing  atomic.Bool // Trace or tracer set: Save stamps queue times
-	closed   atomic.Bool // written under mu; read under a queue's mu where a Save must not slip past it
-	commit   commitFunc  // the disk step; tests replace it to block
+	tracer   *csvTracer   // nil unless OFFMAIN_TRACE is set
+	tracing  atomic.Bool  // Trace or tracer set: Save stamps queue times
+	closed   atomic.Bool  // written under mu; read under a queue's mu where a Save must not slip past it
+	commit   commitFunc   // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
 	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
 
