@@ -229,29 +229,6 @@ func (s *slot[T]) view(q *queue, data []byte) ([]byte, error) {
 	return runSteps(q.path, data, v, ms)
 }
 
-// versionOf returns the integer "version" member of data's top-level
-// object, 0 if it has none, and false when data is not a JSON object or
-// the member is not a non-negative integer. It decodes into a struct of
-// one field, which skips the other members without keeping them (unlike
-// fileVersion's map, which copies each), and like the type's own decode
-// it matches the member's name without regard to case.
-func versionOf(data []byte) (int, bool) {
-	var top struct {
-		Version *json.RawMessage `json:"version"`
-	}
-	if json.Unmarshal(data, &top) != nil {
-		return 0, false
-	}
-	if top.Version == nil {
-		return 0, true
-	}
-	var v int
-	if json.Unmarshal(*top.Version, &v) != nil || v < 0 {
-		return 0, false
-	}
-	return v, true
-}
-
 // checkVersion fails a save, on the writer, whose value does not carry the
 // newest version of the path's migrations: written, it would make the next
 // start run the migrations again over a file already in the new format.
