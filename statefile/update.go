@@ -20,9 +20,12 @@ type change[T any] struct {
 // The current value is the newest one queued or saved on the path, or else
 // the file's content read on the writer, or the default (see
 // [FileOptions.Default]) for a missing file. fn's result is saved as if by
-// Save. If fn returns an error, nothing of it is written; the error goes
-// to [Options.OnError], [Options.Logger] and, if no later Save, Remove or
-// Update of the path succeeded after it, the next Flush, as a failed save's.
+// Save. If fn returns an error, nothing of it is written and fn is not run
+// again; the error goes to [Options.OnError] (or [Options.Logger]) and, as
+// long as no later Save, Remove or Update of the path succeeded after it,
+// to every Flush, as a failed save's. When the current value cannot be
+// read, fn is not run: the Update waits, kept with its op, for the retry
+// (see the package docs, "Failures and retries").
 //
 // Updates, Saves and Removes of one path apply in call order, and no
 // Update is skipped: a Save queued after an Update replaces its result only
