@@ -230,10 +230,10 @@ func (s *slot[T]) takeValue() {
 func (s *slot[T]) encode() ([]byte, error) {
 	data, err := json.Marshal(s.taking)
 	if err != nil {
-		return nil, &valueError{fmt.Errorf("statefile: encode: %w", err)}
+		return nil, &finalError{fmt.Errorf("statefile: encode: %w", err)}
 	}
 	if err := s.checkVersion(data); err != nil {
-		return nil, &valueError{err}
+		return nil, &finalError{err}
 	}
 	return append(data, '\n'), nil
 }

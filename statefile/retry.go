@@ -3,6 +3,7 @@ package statefile
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"time"
 )
@@ -53,19 +54,20 @@ type result struct {
 
 func failedWith(err error) result { return result{err: err, write: err} }
 
-// valueError is an error of the value itself: its encoding, or its
-// "version" member. Running the op again gives the same error, so it is
-// not retried. Its text and what it unwraps are the original error's.
-type valueError struct{ err error }
+// finalError is an error that a retry cannot fix: one of the value itself
+// (its encoding, its "version" member), which running the op again gives
+// again, or a retry the Store may no longer make. Its text and what it
+// unwraps are the original error's.
+type finalError struct{ err error }
 
-func (e *valueError) Error() string { return e.err.Error() }
-func (e *valueError) Unwrap() error { return e.err }
+func (e *finalError) Error() string { return e.err.Error() }
+func (e *finalError) Unwrap() error { return e.err }
 
 // retryModeOf classifies an attempt's result.
 func retryModeOf(res result) retryMode {
-	var ve *valueError
+	var fe *finalError
 	switch {
-	case res.write == nil, errors.As(res.write, &ve):
+	case res.write == nil, errors.As(res.write, &fe):
 		return retryNone
 	case errors.Is(res.write, ErrNewerVersion):
 		// Waiting does not make the file older: only a person, or the
@@ -74,6 +76,19 @@ func retryModeOf(res result) retryMode {
 		return retryOnFlush
 	}
 	return retryBackoff
+}
+
+// unlockedRetry is the result of a retry asked for after Close released
+// the path's lock (Options.Exclusive): another Store may hold it now, so
+// the kept op is dropped, never written, and the path stays failed.
+func (q *queue) unlockedRetry() (result, bool) {
+	if q.lock == nil || q.lock.held() {
+		return result{}, false
+	}
+	q.mu.Lock()
+	prev := q.failed
+	q.mu.Unlock()
+	return failedWith(&finalError{fmt.Errorf("statefile: %s: not tried again after Close released its lock: %w", q.path, prev)}), true
 }
 
 // takeRetry starts the retry of the failed op; q.mu is held.

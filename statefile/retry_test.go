@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"path/filepath"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -321,4 +322,31 @@ func TestLoggerRule(t *testing.T) {
 			})
 		})
 	}
+}
+
+// With Exclusive, Close releases the lock of a failed path too; a Flush
+// after Close then does not write it, as another Store may hold the lock
+// by now: it reports the path failed, never saved.
+func TestNoRetryAfterCloseReleasedLock(t *testing.T) {
+	dir := t.TempDir()
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{Exclusive: true, OnError: func(string, error) {}})
+		d := newFakeDisk(s, false)
+		d.fail = errFull
+		f, err := Open[int](s, filepath.Join(dir, "f.json"))
+		require.NoError(t, err)
+		require.NoError(t, f.Save(1))
+		assert.ErrorIs(t, s.Close(context.Background()), errFull)
+		d.mu.Lock()
+		d.fail = nil
+		d.mu.Unlock()
+		err = s.Flush(context.Background())
+		assert.ErrorContains(t, err, "not tried again after Close released its lock")
+		assert.ErrorIs(t, err, errFull, "the failure it still stands for")
+		assert.Empty(t, d.log(), "commits after Close released the lock")
+		other := NewStore(Options{Exclusive: true})
+		_, err = Open[int](other, filepath.Join(dir, "f.json"))
+		assert.NoError(t, err, "another Store takes the lock")
+		require.NoError(t, other.Close(context.Background()))
+	})
 }

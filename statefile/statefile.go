@@ -195,7 +195,8 @@ func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError, skip map[stri
 // gave up on ctx leaves the pending paths locked until their writers
 // finish them. After Close no failed save is retried on a timer: the
 // failure is in Close's error, and a Flush after Close still tries once
-// more.
+// more, except on a path whose lock Close released (another Store may
+// hold it by then).
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closed.Swap(true)

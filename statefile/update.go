@@ -120,7 +120,12 @@ func (c *changes[T]) last() *change[T] {
 // holding Updates. It leaves o's kind as what the writer ran, for settle.
 func (q *queue) runOp(o *op) result {
 	if o.retry {
-		o.kind = q.slot.takeKept()
+		if res, ok := q.unlockedRetry(); ok {
+			return res
+		}
+		if o.kind = q.slot.takeKept(); o.kind == opNone {
+			return result{} // nothing kept: cannot happen, and must never become a remove
+		}
 	} else {
 		o.kind = q.slot.mergeKept(o.kind)
 	}
