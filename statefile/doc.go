@@ -178,8 +178,9 @@
 //   - Every Flush and Close tries a failed path again at once, unless an
 //     attempt of it started after the Flush began, and waits for that
 //     attempt: the quit flush writes what a freed disk takes now. A Flush
-//     reports the path only if that attempt failed too, with its error.
-//     After Close no timer runs; a Flush after Close still tries.
+//     reports the path only if that attempt failed too, with its error
+//     (so an app that calls Flush every second makes an attempt a
+//     second). After Close no timer runs; a Flush after Close still tries.
 //   - [Options.OnRecovered] is called when the path reaches the disk after
 //     OnError heard of a failure, once per run of failures, so an app can
 //     clear a "not saved" warning. It is a callback of its own rather than
