@@ -86,9 +86,10 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // first (the path is in Pending and Err is the context's error), or the
 // Flush ran on a writer that could not wait for the path (it is in Pending
 // and Err is [ErrReentrant]), or the path's newest save or remove failed
-// (the path is in Failed with its error). A failed save that a later save
-// or remove of the same path superseded by succeeding is not in Failed:
-// the file holds the newest state. The writers keep going after a Flush
+// and so did the Flush's retry of it (the path is in Failed with the
+// retry's error; see the package docs, "Failures and retries"). A failed
+// save that a later save or remove of the same path superseded by
+// succeeding is not in Failed: the file holds the newest state. The writers keep going after a Flush
 // gives up; nothing queued is dropped.
 type NotDrainedError struct {
 	Pending []string         // paths still being written when the Flush returned, sorted

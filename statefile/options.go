@@ -36,7 +36,8 @@ type Options struct {
 
 	// OnRecovered, if set, is called on the writer goroutine when a save or
 	// remove of path reaches the disk (or is found unchanged there) after
-	// OnError was called for path, with no success of path in between: the
+	// a failure of path was reported (to OnError or Logger, whether or not
+	// they are set), with no success of path in between: the
 	// path's newest state is on disk again, so a "not saved" warning the
 	// app showed for it can go. It is called once per run of failures,
 	// whether a retry or a newer save made it. Like OnError it must not
