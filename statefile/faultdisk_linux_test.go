@@ -46,7 +46,7 @@ func TestFaultyDiskEIO(t *testing.T) {
 }
 
 // rootDir selects the mount's root directory, where the tests' files are.
-func rootDir(p string) bool { return p == "." }
+var rootDir = faultfs.Path(".")
 
 // An fsync of the directory fails after the rename: the save is reported
 // failed (it may not survive a power cut) though the new value is in

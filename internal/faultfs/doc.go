@@ -1,7 +1,15 @@
 // Package faultfs is a test harness: a FUSE loopback filesystem over a
 // backing directory whose write, fsync, rename and close can be made to
 // fail with a chosen errno or to block until released, for every file or
-// only for the paths a [Match] selects.
+// only for the paths a [Match] selects ([Base], [Path], [Glob]).
+//
+// The filesystem is served by a helper process, the test binary
+// re-executed (internal/fusemount), never by the test process: a process
+// that makes system calls on a FUSE mount it serves itself can deadlock
+// (go-fuse's fs/api.go, "Deadlocks"). [FS.Fail], [FS.Hang] and
+// [Hang.Release] return once the helper applies them, so they hold for
+// every system call the test makes after them; [Hang.Blocked] is the
+// helper's word that an operation has blocked.
 //
 // It is Linux only (the package has no API elsewhere) and needs /dev/fuse
 // and the right to mount, that is root or CAP_SYS_ADMIN: it mounts with
@@ -65,5 +73,7 @@
 //
 // [FS.Unmount] releases every hang first. If a descriptor is still open
 // on the mount, it aborts the connection and detaches the mount, so that
-// nothing stays mounted and no goroutine survives, and reports EBUSY.
+// nothing stays mounted and no process survives, and reports EBUSY. If
+// the helper died, the mount is dead (ENOTCONN) and Unmount detaches it.
+// The helper ends with the test binary, even one killed with SIGKILL.
 package faultfs

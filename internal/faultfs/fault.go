@@ -3,10 +3,8 @@
 package faultfs
 
 import (
-	"context"
 	"fmt"
 	"path"
-	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -37,11 +35,45 @@ func (op Op) String() string {
 	return fmt.Sprintf("faultfs.Op(%d)", uint8(op))
 }
 
-// Match selects the paths a fault applies to. It is given the path of the
-// file or directory relative to the mount, slash-separated ("a.json",
+// Match selects the paths a fault applies to, by the path of the file or
+// directory relative to the mount, slash-separated ("a.json",
 // "sub/.a.json123"; "." for the mount's root). A nil Match selects every
-// path. It is called from the daemon's goroutines, concurrently.
-type Match func(path string) bool
+// path. [Base], [Path] and [Glob] make them: a Match is a description the
+// helper process that serves the mount evaluates, not code.
+type Match interface {
+	// Matches reports whether the fault applies to path.
+	Matches(path string) bool
+	spec() *matchSpec
+}
+
+// matchSpec is a Match as the helper gets it: one of its fields is set.
+type matchSpec struct {
+	Base string `json:"base,omitempty"`
+	Path string `json:"path,omitempty"`
+	Glob string `json:"glob,omitempty"`
+}
+
+func (m *matchSpec) spec() *matchSpec { return m }
+
+func (m *matchSpec) Matches(p string) bool {
+	switch {
+	case m.Base != "":
+		b := path.Base(p)
+		return b == m.Base || strings.HasPrefix(b, "."+m.Base)
+	case m.Glob != "":
+		ok, _ := path.Match(m.Glob, p) // checked by Glob
+		return ok
+	}
+	return p == m.Path
+}
+
+// specOf returns m's description, nil for every path.
+func specOf(m Match) *matchSpec {
+	if m == nil {
+		return nil
+	}
+	return m.spec()
+}
 
 // Base returns a [Match] for the files named name in any directory, and
 // for the temporary files statefile writes on their way to name: names
@@ -49,50 +81,64 @@ type Match func(path string) bool
 // beside the target, fsyncs it, renames it over the target, then fsyncs
 // the directory). The directory itself is not selected.
 func Base(name string) Match {
-	return func(p string) bool {
-		b := path.Base(p)
-		return b == name || strings.HasPrefix(b, "."+name)
+	if name == "" {
+		panic("faultfs: Base of an empty name")
 	}
+	return &matchSpec{Base: name}
 }
 
-// rule is one fault set by [FS.Fail] or [FS.Hang].
-type rule struct {
-	op    Op
-	match Match
-	errno syscall.Errno // the failure, or 0 for a hang
-	hang  *Hang         // the hang, or nil for a failure
+// Path returns a [Match] for the one path p, relative to the mount: "."
+// selects the mount's root directory (its fsync, say), "sub/a.json" that
+// file only.
+func Path(p string) Match { return &matchSpec{Path: path.Clean(p)} }
+
+// Glob returns a [Match] for the paths that match pattern as path.Match
+// matches them: "*.json" selects the JSON files in the mount's root,
+// "sub/.*" the dot files of sub. It panics if the pattern is malformed.
+func Glob(pattern string) Match {
+	if _, err := path.Match(pattern, ""); err != nil {
+		panic(fmt.Sprintf("faultfs: Glob(%q): %v", pattern, err))
+	}
+	return &matchSpec{Glob: pattern}
 }
 
-func (r *rule) matches(op Op, paths []string) bool {
-	if r.op != op {
-		return false
-	}
-	if r.match == nil {
-		return true
-	}
-	return slices.ContainsFunc(paths, r.match)
+// ruleArgs set a fault in the helper: a failure with Errno, or a hang.
+// The IDs are this process's, so that a hang's event can find it even
+// before the call that set it returns.
+type ruleArgs struct {
+	ID    uint64        `json:"id"`
+	Op    Op            `json:"op"`
+	Match *matchSpec    `json:"match,omitempty"`
+	Errno syscall.Errno `json:"errno,omitempty"`
+	Hang  bool          `json:"hang,omitempty"`
+}
+
+// idArgs name a fault set before, by the ID the helper gave it.
+type idArgs struct {
+	ID uint64 `json:"id"`
 }
 
 // Fail makes op fail with errno on the paths m selects (all if m is nil),
 // until clear is called; clear is idempotent. When several failures
-// select the same operation, the one set last applies. Fail panics if
-// errno is 0 or ENOSYS (see the package documentation).
+// select the same operation, the one set last applies. Fail returns once
+// the fault applies to every later system call. It panics if errno is 0
+// or ENOSYS (see the package documentation).
 func (f *FS) Fail(op Op, errno syscall.Errno, m Match) (clear func()) {
 	if errno == 0 || errno == syscall.ENOSYS {
 		panic(fmt.Sprintf("faultfs: Fail(%v, %d): errno must be neither 0 nor ENOSYS", op, errno))
 	}
-	r := f.add(&rule{op: op, match: m, errno: errno})
-	return func() { f.remove(r) }
+	id := f.newID()
+	f.call("fail", ruleArgs{ID: id, Op: op, Match: specOf(m), Errno: errno})
+	return sync.OnceFunc(func() { f.call("clear", idArgs{ID: id}) })
 }
 
 // Hang is a fault that blocks an operation until released. Its methods are
 // safe for concurrent use.
 type Hang struct {
+	id          uint64
 	blocked     chan struct{} // closed when the first operation blocks
 	blockedOnce sync.Once
-	released    chan struct{} // closed by Release
-	releaseOnce sync.Once
-	remove      func()
+	release     func() // releases, once
 }
 
 // Hang makes op block on the paths m selects (all if m is nil) until
@@ -105,80 +151,29 @@ type Hang struct {
 // dies without a release; a Go caller is unaffected by other signals, as
 // package os retries fsync, write and rename on EINTR, and blocks again.
 func (f *FS) Hang(op Op, m Match) *Hang {
-	h := &Hang{blocked: make(chan struct{}), released: make(chan struct{})}
-	r := f.add(&rule{op: op, match: m, hang: h})
-	h.remove = func() { f.remove(r) }
+	h := &Hang{id: f.newID(), blocked: make(chan struct{})}
+	h.release = sync.OnceFunc(func() { f.call("release", idArgs{ID: h.id}) })
+	f.mu.Lock()
+	if f.gone {
+		h.unblock()
+	} else {
+		f.hangs[h.id] = h // before the helper can block an operation
+	}
+	f.mu.Unlock()
+	f.call("hang", ruleArgs{ID: h.id, Op: op, Match: specOf(m), Hang: true})
 	return h
 }
 
 // Blocked returns a channel that is closed once an operation is blocked
 // by h: from then on the caller of that operation is inside its system
-// call, waiting for [Hang.Release].
+// call, waiting for [Hang.Release]. It is also closed if the helper
+// process serving the mount exits: the mount is dead then, the operations
+// waiting fail with ECONNABORTED and later ones with ENOTCONN.
 func (h *Hang) Blocked() <-chan struct{} { return h.blocked }
 
-// Release removes the hang and lets the operations it blocks proceed.
-// Release is idempotent.
-func (h *Hang) Release() {
-	h.releaseOnce.Do(func() {
-		h.remove()
-		close(h.released)
-	})
-}
+func (h *Hang) unblock() { h.blockedOnce.Do(func() { close(h.blocked) }) }
 
-// wait blocks until h is released, the mount is closing or ctx (the FUSE
-// request, cancelled by the kernel's FUSE_INTERRUPT) is done.
-func (h *Hang) wait(ctx context.Context, closing <-chan struct{}) syscall.Errno {
-	h.blockedOnce.Do(func() { close(h.blocked) })
-	select {
-	case <-h.released:
-		return 0
-	case <-closing:
-		return 0
-	case <-ctx.Done():
-		return syscall.EINTR
-	}
-}
-
-func (f *FS) add(r *rule) *rule {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rules = append(f.rules, r)
-	return r
-}
-
-func (f *FS) remove(r *rule) {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.rules = slices.DeleteFunc(f.rules, func(x *rule) bool { return x == r })
-}
-
-// inject applies the faults for op on paths: it waits out every hang that
-// selects them, then returns the errno of the last failure that selects
-// them, or 0 to let the operation through.
-func (f *FS) inject(ctx context.Context, op Op, paths ...string) syscall.Errno {
-	for _, r := range f.selecting(op, paths) {
-		if r.hang == nil {
-			continue
-		}
-		if errno := r.hang.wait(ctx, f.closing); errno != 0 {
-			return errno
-		}
-	}
-	var errno syscall.Errno
-	for _, r := range f.selecting(op, paths) { // anew: a hang may have outlasted a failure
-		if r.hang == nil {
-			errno = r.errno
-		}
-	}
-	return errno
-}
-
-// selecting returns the rules for op that select one of paths, oldest
-// first. It calls the Match functions without holding mu, so that one may
-// call back into f.
-func (f *FS) selecting(op Op, paths []string) []*rule {
-	f.mu.Lock()
-	rules := slices.Clone(f.rules)
-	f.mu.Unlock()
-	return slices.DeleteFunc(rules, func(r *rule) bool { return !r.matches(op, paths) })
-}
+// Release removes the hang and lets the operations it blocks proceed; it
+// returns once they may. Release is idempotent, and does nothing after
+// [FS.Unmount].
+func (h *Hang) Release() { h.release() }

@@ -15,12 +15,18 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/internal/fusemount"
 	"github.com/offmain/offmain/internal/tmpmount"
 )
 
 func TestLoopback(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	requireMounted(t, fsys.Dir(), true)
+	// Served by a helper process: a process must not use a FUSE mount it
+	// serves itself (go-fuse's fs/api.go, "Deadlocks").
+	self, err := fusemount.ServesFUSE(os.Getpid())
+	require.NoError(t, err)
+	assert.False(t, self, "this process holds a /dev/fuse descriptor: it serves the mount it uses")
 	p := filepath.Join(fsys.Dir(), "sub", "a.json")
 	require.NoError(t, os.Mkdir(filepath.Dir(p), 0o700))
 
@@ -159,8 +165,40 @@ func TestBase(t *testing.T) {
 		"sub/x.a.json":        false,
 		"sub/.a.json.partial": true,
 	} {
-		assert.Equal(t, want, m(p), "Base(a.json)(%q)", p)
+		assert.Equal(t, want, m.Matches(p), "Base(a.json).Matches(%q)", p)
 	}
+}
+
+func TestPathAndGlob(t *testing.T) {
+	for _, tc := range []struct {
+		m    faultfs.Match
+		path string
+		want bool
+	}{
+		{faultfs.Path("."), ".", true},
+		{faultfs.Path("."), "a.json", false},
+		{faultfs.Path("sub/a.json"), "sub/a.json", true},
+		{faultfs.Path("sub//a.json"), "sub/a.json", true},
+		{faultfs.Path("sub/a.json"), "a.json", false},
+		{faultfs.Glob("*.json"), "a.json", true},
+		{faultfs.Glob("*.json"), "sub/a.json", false},
+		{faultfs.Glob("sub/.*"), "sub/.a.json123", true},
+		{faultfs.Glob("sub/.*"), "sub/a.json", false},
+	} {
+		assert.Equal(t, tc.want, tc.m.Matches(tc.path), "%+v.Matches(%q)", tc.m, tc.path)
+	}
+	assert.Panics(t, func() { faultfs.Glob("[") }, "a malformed pattern")
+
+	// Through the mount: Path(".") fails the fsync of the root directory
+	// only, Glob the files it matches only.
+	fsys := faultfs.MountT(t)
+	require.NoError(t, os.Mkdir(filepath.Join(fsys.Dir(), "sub"), 0o700))
+	fsys.Fail(faultfs.Fsync, syscall.EIO, faultfs.Path("."))
+	fsys.Fail(faultfs.Write, syscall.ENOSPC, faultfs.Glob("sub/*.json"))
+	assert.ErrorIs(t, syncDir(fsys.Dir()), syscall.EIO, "fsync of the root")
+	assert.NoError(t, syncDir(filepath.Join(fsys.Dir(), "sub")), "fsync of sub")
+	assert.ErrorIs(t, os.WriteFile(filepath.Join(fsys.Dir(), "sub", "a.json"), []byte("x"), 0o600), syscall.ENOSPC, "write of sub/a.json")
+	assert.NoError(t, os.WriteFile(filepath.Join(fsys.Dir(), "a.json"), []byte("x"), 0o600), "write of a.json")
 }
 
 func TestFailENOSYSPanics(t *testing.T) {
@@ -304,6 +342,34 @@ func TestUnmountBusy(t *testing.T) {
 	_, err = f.WriteString("x")
 	assert.ErrorIs(t, err, syscall.ENOTCONN, "write to a descriptor of the aborted mount")
 	assert.Equal(t, uerr, fsys.Unmount(), "a second unmount returns the same")
+}
+
+// A helper that dies takes the mount with it: a hung operation fails with
+// ECONNABORTED and later ones with ENOTCONN (fuse_abort_conn in
+// fs/fuse/dev.c), every Blocked channel is closed, the calls after it do
+// nothing, and Unmount detaches the mount and says the helper exited.
+func TestHelperDies(t *testing.T) {
+	backing, dir := t.TempDir(), t.TempDir()
+	fsys := mount(t, dir, backing)
+	p := filepath.Join(dir, "a")
+	require.NoError(t, os.WriteFile(p, nil, 0o600))
+	h := fsys.Hang(faultfs.Fsync, faultfs.Base("a"))
+	idle := fsys.Hang(faultfs.Write, faultfs.Base("b")) // blocks nothing
+	f, err := os.OpenFile(p, os.O_RDWR, 0)
+	require.NoError(t, err)
+	done := make(chan error, 1)
+	go func() { done <- f.Sync() }()
+	<-h.Blocked()
+
+	require.NoError(t, syscall.Kill(faultfs.HelperPid(fsys), syscall.SIGKILL))
+	assert.ErrorIs(t, <-done, syscall.ECONNABORTED, "the hung fsync once the helper died")
+	assert.ErrorIs(t, f.Close(), syscall.ENOTCONN, "a close after it")
+	<-idle.Blocked() // closed at the helper's exit
+	fsys.Fail(faultfs.Write, syscall.EIO, nil)
+	h.Release()
+	err = fsys.Unmount()
+	assert.ErrorIs(t, err, fusemount.ErrHelperExited, "Unmount after the helper died")
+	requireMounted(t, dir, false)
 }
 
 func TestMountTUnmounts(t *testing.T) {

@@ -14,7 +14,7 @@ import (
 // every child through WrapChild, so the whole tree is made of nodes.
 type node struct {
 	*gofs.LoopbackNode
-	fsys *FS
+	fsys *server
 }
 
 var (

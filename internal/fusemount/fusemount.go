@@ -38,7 +38,8 @@ func Options(name, backing string) *gofs.Options {
 	}
 }
 
-// A Mount is a served FUSE mount.
+// A Mount is a FUSE mount served by this process: by a helper, see
+// [Serve].
 type Mount struct {
 	name, dir string
 	server    *fuse.Server
@@ -49,7 +50,9 @@ type Mount struct {
 }
 
 // Serve mounts root at mountpoint with opts (see [Options]) and serves it
-// until [Mount.Unmount]. Errors start with opts.Name.
+// from this process until [Mount.Unmount]. Errors start with opts.Name.
+// It is for a [ServeFunc], in a helper process: the process that serves a
+// mount must not make system calls on it (see the package documentation).
 func Serve(mountpoint string, root gofs.InodeEmbedder, opts *gofs.Options) (*Mount, error) {
 	m := &Mount{name: opts.Name, dir: mountpoint, served: make(chan struct{})}
 	server, err := fuse.NewServer(gofs.NewNodeFS(root, opts), mountpoint, &opts.MountOptions)
