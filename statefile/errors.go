@@ -3,6 +3,9 @@ package statefile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -139,4 +142,66 @@ func errText(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// diskError is a failed commit step, named by the state file: the step's
+// own error names the temp file (".<name><digits>") or the directory it
+// touched, which tells a person nothing. Its text keeps the step and the
+// cause ("statefile: save /home/u/app/anchors.json: write temp file: no
+// space left on device"); Unwrap returns the step's own error, so
+// errors.Is(err, syscall.ENOSPC) and errors.As with an *fs.PathError work.
+type diskError struct {
+	op   string // "save", "remove"
+	path string // the state file
+	err  error
+}
+
+func (e *diskError) Error() string {
+	return oneline.Fold("statefile: " + e.op + " " + e.path + ": " + stepText(e.path, e.err))
+}
+
+func (e *diskError) Unwrap() error { return e.err }
+
+// wrapDisk names path in a commit's error; nil stays nil.
+func wrapDisk(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &diskError{op: op, path: path, err: err}
+}
+
+// stepText is err's text with the temp file or directory it names
+// replaced by what it is to path.
+func stepText(path string, err error) string {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return joinStep(pe.Op, role(path, pe.Path), pe.Err)
+	case errors.As(err, &le):
+		return joinStep(le.Op, "temp file over it", le.Err)
+	}
+	return err.Error()
+}
+
+func joinStep(op, what string, err error) string {
+	if what != "" {
+		op += " " + what
+	}
+	return op + ": " + errText(err)
+}
+
+// role says what name is to the state file path: itself (""), its
+// directory or a parent, or the temp file beside it.
+func role(path, name string) string {
+	dir := filepath.Dir(path)
+	switch {
+	case name == path:
+		return ""
+	case name == dir:
+		return "directory"
+	case filepath.Dir(name) == dir && strings.HasPrefix(filepath.Base(name), "."+filepath.Base(path)):
+		return "temp file"
+	}
+	return name
 }

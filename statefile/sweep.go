@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -38,13 +39,16 @@ func (s *Store) sweepTemps(path string) {
 // dirListing is one read of a directory, shared by the sweeps of the
 // Store's paths in it. Temp files made after the read belong to writers
 // that were alive then, or crashed after the Store started; the next Store
-// sweeps those.
+// sweeps those. It keeps only what a sweep can use, not every name of the
+// directory (a home directory or a Downloads folder holds thousands, for
+// the Store's whole life): the names that may be temp files, and the names
+// of the siblings that such a name could belong to (see isTempName).
 type dirListing struct {
-	once  sync.Once
-	names map[string]bool // every name in the directory when it was read
+	once sync.Once
 
-	mu    sync.Mutex      // protects temps
-	temps map[string]bool // dot-prefixed regular files not yet taken by a sweep
+	mu       sync.Mutex      // protects the fields below
+	temps    map[string]bool // dot-prefixed regular files not yet taken by a sweep
+	siblings map[string]bool // names in the directory that a temp name's shape could belong to
 }
 
 // listing returns dir's listing, reading the directory on first use.
@@ -61,30 +65,70 @@ func (s *Store) listing(dir string) *dirListing {
 		if err != nil {
 			return
 		}
-		l.names = make(map[string]bool, len(entries))
-		l.temps = make(map[string]bool)
-		for _, e := range entries {
-			l.names[e.Name()] = true
-			if e.Type().IsRegular() && strings.HasPrefix(e.Name(), ".") {
-				l.temps[e.Name()] = true
-			}
-		}
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		l.keep(entries)
 	})
 	return l
 }
 
+// keep notes, from a directory's entries, the possible temp files and the
+// siblings their names could belong to: for ".state1123", "state1",
+// "state11" and "state112" (isTempName's candidates). l.mu is held.
+func (l *dirListing) keep(entries []os.DirEntry) {
+	owners := make(map[string]bool)
+	for _, e := range entries {
+		name := e.Name()
+		if !e.Type().IsRegular() || !strings.HasPrefix(name, ".") {
+			continue
+		}
+		if l.temps == nil {
+			l.temps = make(map[string]bool)
+		}
+		l.temps[name] = true
+		for _, c := range ownerCandidates(name) {
+			owners[c] = true
+		}
+	}
+	for _, e := range entries {
+		if owners[e.Name()] {
+			if l.siblings == nil {
+				l.siblings = make(map[string]bool)
+			}
+			l.siblings[e.Name()] = true
+		}
+	}
+}
+
+// ownerCandidates returns the bases whose temp names a file named name
+// could be: "." + base + digits, with at least one digit and at most 19.
+func ownerCandidates(name string) []string {
+	rest := name[1:]
+	var out []string
+	for i := len(rest) - 1; i >= 0 && len(rest)-i <= 19 && rest[i] >= '0' && rest[i] <= '9'; i-- {
+		if i > 0 {
+			out = append(out, rest[:i])
+		}
+	}
+	return out
+}
+
 // take removes from l and returns the temp names of base's shape that
 // belong to base rather than to a sibling (see isTempName). open reports
-// whether a path of the directory is open in the Store.
+// whether a path of the directory is open in the Store. Once no temp name
+// is left, the listing keeps nothing.
 func (l *dirListing) take(base string, open func(name string) bool) []string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	var names []string
 	for name := range l.temps {
-		if isTempName(name, base, func(b string) bool { return l.names[b] || open(b) }) {
+		if isTempName(name, base, func(b string) bool { return l.siblings[b] || open(b) }) {
 			names = append(names, name)
 			delete(l.temps, name)
 		}
+	}
+	if len(l.temps) == 0 {
+		l.temps, l.siblings = nil, nil
 	}
 	return names
 }

@@ -26,6 +26,7 @@ type SaveTrace struct {
 	Superseded int           // queued saves this one replaced before they ran
 	Remove     bool          // the op was a Remove
 	Unchanged  bool          // the save's bytes were what this Store last wrote and the file still held them: nothing was written or fsynced
+	Retry      bool          // the op ran again after it failed (see the package docs, "Failures and retries")
 	Err        error         // nil when the save reached the disk
 }
 

@@ -202,31 +202,6 @@ func TestUpdateConcurrent(t *testing.T) {
 	assert.JSONEq(t, `{"n":1600}`, readFileT(t, f.Path()))
 }
 
-// Once Update is in use the writer decodes the bytes it last wrote instead
-// of reading the file, until someone else changes the file.
-func TestUpdateCachesLastWrite(t *testing.T) {
-	s := NewStore(Options{Durability: Atomic})
-	var reads atomic.Int32
-	s.readFile = func(name string) ([]byte, error) { reads.Add(1); return os.ReadFile(name) }
-	path := filepath.Join(t.TempDir(), "c.json")
-	require.NoError(t, os.WriteFile(path, []byte(`{"n":5}`), 0o600))
-	f, err := Open[tally](s, path)
-	require.NoError(t, err)
-	for range 3 {
-		require.NoError(t, f.Update(plus(1)))
-		require.NoError(t, f.Flush(context.Background()))
-	}
-	assert.Equal(t, int32(1), reads.Load(), "reads for three Updates, got/want")
-
-	tmp := path + ".other"
-	require.NoError(t, os.WriteFile(tmp, []byte(`{"n":100}`), 0o600))
-	require.NoError(t, os.Rename(tmp, path)) // another program's save
-	require.NoError(t, f.Update(plus(1)))
-	require.NoError(t, s.Close(context.Background()))
-	assert.Equal(t, int32(2), reads.Load(), "a changed file must be read again")
-	assert.JSONEq(t, `{"n":101}`, readFileT(t, path))
-}
-
 // An Update on a corrupt file moves the bytes aside, reports them, and
 // goes on from the default.
 func TestUpdateCorruptFile(t *testing.T) {

@@ -395,7 +395,7 @@ func TestWatchRetryErrorsAndFileAtName(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logged bytes.Buffer
 		r := newWatchRig(t)
-		r.s.opts.Logger = slog.New(slog.NewTextHandler(&logged, nil))
+		r.s.log = slog.New(slog.NewTextHandler(&logged, nil))
 		f, _ := Open[string](r.s, "/state/a.json")
 		c := newCalls()
 		stop := watchT(t, f, c)
