@@ -67,7 +67,11 @@
 // hook too, and the Run that Fyne's SIGTERM starts through OnStopped and
 // the one Notify starts share one flush (see [Hook.Run]); Notify prints
 // the report and exits with 143 when it is done, which may be before
-// OnStopped returns.
+// OnStopped returns. Checked with a Fyne v2.7.1 window under Xvfb, a
+// draft typed into it with xdotool and a flush held open for 0.5 s: on
+// SIGTERM the stores flushed once and the draft was on disk; on SIGTERM
+// then SIGHUP, the same, exit status 143; without Notify, the SIGHUP
+// killed the process mid-flush and drafts.json was never written.
 //
 //	a := app.New()
 //	w := a.NewWindow("Agent")
