@@ -54,7 +54,8 @@
 // Fyne (read against Fyne v2.7.1). Fyne catches SIGINT and SIGTERM itself:
 // its GLFW driver's Run starts catchTerm (internal/driver/glfw/driver.go,
 // driver_desktop.go), which calls signal.Notify for those two and, at the
-// first, queues the driver's Quit on the main goroutine. The GL loop then
+// first, queues the driver's Quit on the main goroutine (it reads no
+// second signal: a second Ctrl-C reaches only Notify). The GL loop then
 // terminates GLFW, destroying every window, and queues the lifecycle's
 // OnStopped (runGL in internal/driver/glfw/loop.go); OnStopped runs on the
 // lifecycle's event goroutine while the main goroutine waits for it in
