@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -106,6 +107,15 @@ func startChild(t *testing.T, mode string, wrapper []string, env ...string) *chi
 	require.NoError(t, err)
 	stderr, err := cmd.StderrPipe()
 	require.NoError(t, err)
+	if len(wrapper) == 0 && signal.Ignored(syscall.SIGHUP) {
+		// The go command itself runs under nohup: the child would inherit
+		// SIGHUP ignored (execve(2) keeps ignored signals ignored) and the
+		// logout test could not hang it up. With a handler set here, the
+		// child starts with the default, as a session's app does.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	require.NoError(t, cmd.Start())
 	c := &child{cmd: cmd, stdin: stdin, errBuf: &lockedBuffer{}}
 	errLines := make(chan string, 64)

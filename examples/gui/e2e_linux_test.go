@@ -65,7 +65,7 @@ func TestWindowRestoresDraftsAndPlace(t *testing.T) {
 
 	xdo(t, display, "mousemove", "450", "250", "click", "--repeat", "6", "4") // wheel up
 	waitFile(t, filepath.Join(dir, "anchors.json"), `"chat":"general"`)
-	before := screenshot(t, display)
+	before := waitScrollSettled(t, display, filepath.Join(dir, "anchors.json"))
 	closeWindow(t, display)
 	requireExit(t, run1, 0)
 
@@ -351,6 +351,37 @@ func waitFile(t *testing.T, path, want string) {
 		}
 		<-tick.C
 	}
+}
+
+// waitScrollSettled waits until the transcript on screen and the saved
+// place in anchors have both stayed the same for a while, and returns the
+// last screenshot. On a loaded machine the app may take the wheel's clicks
+// in frames more than the settle delay apart, and save a place it then
+// scrolls past: the first place in the file is not always the last.
+func waitScrollSettled(t *testing.T, display, anchors string) image.Image {
+	t.Helper()
+	deadline := time.Now().Add(hangGuard)
+	tick := time.NewTicker(4 * settleDelay)
+	defer tick.Stop()
+	prevShot, prevFile := screenshot(t, display), readFile(t, anchors)
+	for {
+		<-tick.C
+		shot, file := screenshot(t, display), readFile(t, anchors)
+		if file == prevFile && sameRegion(shot, prevShot, transcriptArea()) {
+			return shot
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the scroll did not settle: %s keeps changing, or the transcript on screen does", anchors)
+		}
+		prevShot, prevFile = shot, file
+	}
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	return string(b)
 }
 
 // closeWindow closes the app's window as a window manager's close button.
