@@ -3,12 +3,18 @@
 package statefile
 
 import (
+	"errors"
 	"io"
 	"io/fs"
 	"os"
+	"syscall"
 
 	"golang.org/x/sys/windows"
 )
+
+// errIsDir stops readStateFile's retries: CreateFile refuses to open a
+// directory as a file with ERROR_ACCESS_DENIED.
+var errIsDir = errors.New("is a directory")
 
 // readStateFile reads a state file for Load. It opens the file sharing
 // read, write and delete, so a save of another process can move its temp
@@ -28,8 +34,18 @@ func readStateFile(name string) ([]byte, error) {
 		h, err = windows.CreateFile(p, windows.GENERIC_READ,
 			windows.FILE_SHARE_READ|windows.FILE_SHARE_WRITE|windows.FILE_SHARE_DELETE,
 			nil, windows.OPEN_EXISTING, windows.FILE_ATTRIBUTE_NORMAL, 0)
+		if errors.Is(err, windows.ERROR_ACCESS_DENIED) {
+			if st, serr := os.Stat(name); serr == nil && st.IsDir() {
+				return errIsDir // no one will let go of it
+			}
+		}
 		return err
 	})
+	if err == errIsDir {
+		// As on Unix: os.ReadFile of a directory says "Invalid function"
+		// here (ReadFile on a directory handle), which says nothing.
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EISDIR}
+	}
 	if err != nil {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}

@@ -135,10 +135,14 @@ func moveReplace(from, to string) error {
 // kReplacePauseInterval); this budget is twice that.
 const shareRetryBudget = time.Second
 
+// shareRetryMaxWait is the longest wait between two tries.
+const shareRetryMaxWait = 16 * time.Millisecond
+
 // shareRetry calls op until it succeeds, fails with an error other
 // processes do not cause, or shareRetryBudget has passed, waiting 1 ms
 // after the first failure and twice as long after each next one, up to
-// 64 ms. The errors retried are those of a handle another process holds:
+// shareRetryMaxWait: about 65 tries in the budget, so a file that readers
+// keep opening is still caught between two of them. The errors retried are those of a handle another process holds:
 // ERROR_SHARING_VIOLATION (it opened the file without sharing what op
 // needs), ERROR_ACCESS_DENIED (MoveFileEx over a file that is open, even
 // with FILE_SHARE_DELETE, or one pending deletion) and ERROR_LOCK_VIOLATION.
@@ -157,7 +161,7 @@ func shareRetry(op func() error) error {
 			shareRetried(err)
 		}
 		time.Sleep(wait)
-		wait = min(2*wait, 64*time.Millisecond)
+		wait = min(2*wait, shareRetryMaxWait)
 	}
 }
 

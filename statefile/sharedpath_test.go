@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -51,12 +52,14 @@ func sharedChild(path string, id int) {
 	}
 	done := make(chan struct{})
 	var wg sync.WaitGroup
-	wg.Go(func() { // a reader, as a second window of the app would be
-		for i := 0; ; i++ {
+	wg.Go(func() { // a reader, as a second window of the app would be: a Load every 2 ms
+		tick := time.NewTicker(2 * time.Millisecond)
+		defer tick.Stop()
+		for {
 			select {
 			case <-done:
 				return
-			default:
+			case <-tick.C:
 			}
 			f, err := Open[int](NewStore(Options{}), path)
 			if err == nil {
