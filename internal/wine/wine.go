@@ -17,6 +17,6 @@ import "testing"
 func Skip(t testing.TB, why string) {
 	t.Helper()
 	if v := Version(); v != "" {
-		t.Skipf("Wine %s: %s", v, why)
+		t.Skipf("on Wine %s: %s", v, why)
 	}
 }
