@@ -27,16 +27,18 @@ import (
 // handle is opened with FILE_SHARE_READ | FILE_SHARE_DELETE and nothing
 // more, and the sweep deletes only a file it can open with no sharing at
 // all, which Windows refuses while this handle is open (CreateFileW,
-// dwShareMode; "Creating and Opening Files" on learn.microsoft.com: a
-// second open must not ask for sharing the first handle's access denies,
-// nor deny the first handle's access). FILE_SHARE_DELETE is what lets
+// dwShareMode; "Creating and Opening Files" on learn.microsoft.com: an
+// open fails if it asks for access an open handle's share mode does not
+// allow, or if its own share mode does not allow an open handle's access).
+// FILE_SHARE_DELETE is what lets
 // MoveFileEx rename a file this handle still has open ("Delete access
 // allows both delete and rename operations", CreateFileW). The handle also
-// holds the LockFileEx lock of lock_windows.go, so a sweep of offmain
-// versions that locked instead of opening exclusively leaves it too.
+// holds the LockFileEx lock of lock_windows.go where the volume allows it,
+// so a sweep of offmain versions that locked instead of opening
+// exclusively leaves it too.
 //
-// On failure the temp file is removed and path is left as it was: the move
-// replaces it whole or not at all.
+// On failure the temp file is removed and path is left as it was: a
+// failed MoveFileEx leaves it untouched.
 func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error) {
 	dir := filepath.Dir(path)
 	var f *os.File
@@ -103,11 +105,10 @@ func createTemp(name string) (*os.File, error) {
 		return nil, &fs.PathError{Op: "open", Path: name, Err: err}
 	}
 	f := os.NewFile(uintptr(h), name)
-	if err := tryLock(f); err != nil {
-		f.Close()
-		os.Remove(name)
-		return nil, &fs.PathError{Op: "lock", Path: name, Err: err}
-	}
+	// Best effort: the share mode is what protects the file from this
+	// version's sweep; the lock only keeps older versions' sweeps, which
+	// locked instead, off it. A volume that refuses locks still saves.
+	_ = tryLock(f)
 	return f, nil
 }
 
