@@ -30,7 +30,7 @@ func TestAbandonedLoadsLeaveTheQueue(t *testing.T) {
 		newFakeDisk(s, false)
 		hang := make(chan struct{})
 		s.readFile = func(string) ([]byte, error) { <-hang; return []byte("1\n"), nil }
-		f, _ := Open[int](s, "/state/f.json")
+		f, _ := Open[int](s, osPath("/state/f.json"))
 		for range 1000 {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 			_, err := f.LoadContext(ctx)
@@ -70,7 +70,7 @@ func TestSweepListingKeepsOnlyTempNames(t *testing.T) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	assert.Equal(t, map[string]bool{".other.json42": true}, l.temps, "temp names kept")
-	assert.Equal(t, map[string]bool{"other.json": true}, l.siblings, "other names kept")
+	assert.Equal(t, map[string][]string{"other.json": {"other.json"}}, l.siblings, "other names kept")
 }
 
 // A cycle of three writers, each inside a step whose callback Loads the
@@ -80,7 +80,7 @@ func TestReentrantCycleOfThree(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{MaxParallel: 3})
 		newFakeDisk(s, false)
-		paths := []string{"/state/a.json", "/state/b.json", "/state/c.json"}
+		paths := []string{osPath("/state/a.json"), osPath("/state/b.json"), osPath("/state/c.json")}
 		files := make([]*File[hooked], len(paths))
 		for i, p := range paths {
 			files[i], _ = Open[hooked](s, p)

@@ -93,7 +93,7 @@ func (s *Store) removeFile(path string, tr *SaveTrace) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if s.opts.Durability != Durable || err != nil {
+	if s.opts.Durability != Durable || err != nil || !syncsDir {
 		return nil
 	}
 	start = time.Now()

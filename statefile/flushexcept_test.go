@@ -27,19 +27,19 @@ func TestFlushExceptAndFileFlushAttribution(t *testing.T) {
 		commit := s.commit
 		s.commit = func(path string, data []byte, tr *SaveTrace) error {
 			mu.Lock()
-			fail := failDrafts && path == "/state/drafts.json"
+			fail := failDrafts && path == osPath("/state/drafts.json")
 			mu.Unlock()
 			if fail {
 				return errDrafts
 			}
 			return commit(path, data, tr)
 		}
-		state, _ := Open[int](s, "/state/state.json")
-		drafts, _ := Open[int](s, "/state/drafts.json")
+		state, _ := Open[int](s, osPath("/state/state.json"))
+		drafts, _ := Open[int](s, osPath("/state/drafts.json"))
 		require.NoError(t, state.Save(1))
 		require.NoError(t, drafts.Save(1))
 
-		for _, except := range []string{"/state/drafts.json", "/state/../state/./drafts.json", "/state//drafts.json"} {
+		for _, except := range []string{osPath("/state/drafts.json"), osPath("/state/../state/./drafts.json"), osPath("/state//drafts.json")} {
 			assert.NoError(t, s.FlushExcept(context.Background(), except), "FlushExcept(%q)", except)
 		}
 		assert.ErrorIs(t, s.Flush(context.Background()), errDrafts, "Store.Flush reports it")
@@ -47,19 +47,19 @@ func TestFlushExceptAndFileFlushAttribution(t *testing.T) {
 			assert.ErrorIs(t, drafts.Flush(context.Background()), errDrafts, "File.Flush %d after Store.Flush saw it", i)
 		}
 		assert.NoError(t, state.Flush(context.Background()), "another path's File.Flush")
-		assert.NoError(t, s.FlushExcept(context.Background(), "/state/drafts.json", "/elsewhere/never-opened.json"))
+		assert.NoError(t, s.FlushExcept(context.Background(), osPath("/state/drafts.json"), osPath("/elsewhere/never-opened.json")))
 
 		// A hung excepted path is not waited for.
 		hold := make(chan struct{})
-		d.holds = map[string]chan struct{}{"/state/drafts.json": hold}
+		d.holds = map[string]chan struct{}{osPath("/state/drafts.json"): hold}
 		mu.Lock()
 		failDrafts = false
 		mu.Unlock()
 		require.NoError(t, drafts.Save(2))
 		require.NoError(t, state.Save(2))
 		synctest.Wait()
-		assert.NoError(t, s.FlushExcept(context.Background(), "/state/drafts.json"), "FlushExcept with the excepted path hung")
-		got, _ := d.content("/state/state.json")
+		assert.NoError(t, s.FlushExcept(context.Background(), osPath("/state/drafts.json")), "FlushExcept with the excepted path hung")
+		got, _ := d.content(osPath("/state/state.json"))
 		assert.Equal(t, "2\n", got)
 		close(hold)
 		assert.NoError(t, s.Flush(context.Background()))

@@ -83,7 +83,7 @@ var errFull = errors.New("no space left (fake)")
 func TestRetryBackoff(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[int](r.s, "/state/f.json")
+		f, _ := Open[int](r.s, osPath("/state/f.json"))
 		r.setFail(errFull)
 		require.NoError(t, f.Save(1))
 		synctest.Wait()
@@ -100,7 +100,7 @@ func TestRetryBackoff(t *testing.T) {
 
 		r.setFail(nil)
 		elapse(retryMax)
-		got, ok := r.d.content("/state/f.json")
+		got, ok := r.d.content(osPath("/state/f.json"))
 		assert.True(t, ok && got == "1\n", "the retry landed the save: got %q", got)
 		attempts, _, rec := r.counts()
 		assert.Equal(t, 1, rec, "OnRecovered calls once the retry landed")
@@ -119,7 +119,7 @@ func TestRetryBackoff(t *testing.T) {
 func TestFlushRetriesAtOnce(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[int](r.s, "/state/f.json")
+		f, _ := Open[int](r.s, osPath("/state/f.json"))
 		r.setFail(errFull)
 		require.NoError(t, f.Save(1))
 		synctest.Wait()
@@ -127,7 +127,7 @@ func TestFlushRetriesAtOnce(t *testing.T) {
 			err := r.s.Flush(context.Background())
 			var nd *NotDrainedError
 			require.ErrorAs(t, err, &nd, "Flush %d", i)
-			assert.ErrorIs(t, nd.Failed["/state/f.json"], errFull, "Flush %d", i)
+			assert.ErrorIs(t, nd.Failed[osPath("/state/f.json")], errFull, "Flush %d", i)
 			assert.ErrorIs(t, f.Flush(context.Background()), errFull, "File.Flush after Store.Flush %d", i)
 		}
 		attempts, errs, _ := r.counts()
@@ -144,7 +144,7 @@ func TestFlushRetriesAtOnce(t *testing.T) {
 		start := time.Now()
 		assert.NoError(t, r.s.Flush(context.Background()), "the disk takes it now")
 		assert.Zero(t, time.Since(start), "the Flush waited for the timer")
-		got, _ := r.d.content("/state/f.json")
+		got, _ := r.d.content(osPath("/state/f.json"))
 		assert.Equal(t, "1\n", got)
 		assert.NoError(t, r.s.Flush(context.Background()))
 		_, _, rec := r.counts()
@@ -158,7 +158,7 @@ func TestFlushRetriesAtOnce(t *testing.T) {
 func TestCloseStopsRetries(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[int](r.s, "/state/f.json")
+		f, _ := Open[int](r.s, osPath("/state/f.json"))
 		r.setFail(errFull)
 		require.NoError(t, f.Save(1))
 		synctest.Wait()
@@ -170,7 +170,7 @@ func TestCloseStopsRetries(t *testing.T) {
 		assert.Equal(t, attempts, after, "attempts after Close")
 		r.setFail(nil)
 		assert.NoError(t, r.s.Flush(context.Background()), "a Flush after Close")
-		got, _ := r.d.content("/state/f.json")
+		got, _ := r.d.content(osPath("/state/f.json"))
 		assert.Equal(t, "1\n", got)
 	})
 }
@@ -179,7 +179,7 @@ func TestCloseStopsRetries(t *testing.T) {
 func TestRetryRemove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[int](r.s, "/state/f.json")
+		f, _ := Open[int](r.s, osPath("/state/f.json"))
 		require.NoError(t, f.Save(1))
 		require.NoError(t, r.s.Flush(context.Background()))
 		r.setFail(errFull)
@@ -187,7 +187,7 @@ func TestRetryRemove(t *testing.T) {
 		assert.ErrorIs(t, f.Flush(context.Background()), errFull)
 		r.setFail(nil)
 		elapse(retryFirst)
-		_, ok := r.d.content("/state/f.json")
+		_, ok := r.d.content(osPath("/state/f.json"))
 		assert.False(t, ok, "the retried remove removed the file")
 		assert.NoError(t, f.Flush(context.Background()))
 	})
@@ -198,7 +198,7 @@ func TestRetryRemove(t *testing.T) {
 func TestRetrySupersededByNewerSave(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[int](r.s, "/state/f.json")
+		f, _ := Open[int](r.s, osPath("/state/f.json"))
 		r.setFail(errFull)
 		require.NoError(t, f.Save(1))
 		synctest.Wait()
@@ -207,7 +207,7 @@ func TestRetrySupersededByNewerSave(t *testing.T) {
 		r.setFail(nil)
 		require.NoError(t, f.Flush(context.Background()))
 		elapse(10 * time.Minute)
-		assert.Equal(t, []string{"/state/f.json=2"}, r.d.log(), "commits that landed")
+		assert.Equal(t, []string{osPath("/state/f.json") + "=2"}, r.d.log(), "commits that landed")
 		_, errs, rec := r.counts()
 		assert.Equal(t, 2, errs, "OnError calls: one per failed save")
 		assert.Equal(t, 1, rec, "OnRecovered calls")
@@ -220,7 +220,7 @@ func TestRetrySupersededByNewerSave(t *testing.T) {
 func TestRetryUpdateBuildsOnFailedSave(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[tally](r.s, "/state/c.json")
+		f, _ := Open[tally](r.s, osPath("/state/c.json"))
 		require.NoError(t, f.Save(tally{N: 1}))
 		require.NoError(t, f.Flush(context.Background()))
 		r.setFail(errFull)
@@ -232,7 +232,7 @@ func TestRetryUpdateBuildsOnFailedSave(t *testing.T) {
 		assert.ErrorIs(t, f.Flush(context.Background()), errFull)
 		r.setFail(nil)
 		require.NoError(t, f.Flush(context.Background()))
-		got, _ := r.d.content("/state/c.json")
+		got, _ := r.d.content(osPath("/state/c.json"))
 		assert.JSONEq(t, `{"n":16}`, got)
 	})
 }
@@ -251,7 +251,7 @@ func TestEncodeErrorNotRetried(t *testing.T) {
 		type v struct {
 			Bad *unencodable `json:"bad,omitempty"`
 		}
-		f, _ := Open[v](r.s, "/state/v.json")
+		f, _ := Open[v](r.s, osPath("/state/v.json"))
 		require.NoError(t, f.Save(v{Bad: &unencodable{}}))
 		for i := range 2 {
 			assert.ErrorContains(t, f.Flush(context.Background()), "cannot encode", "Flush %d", i)
@@ -273,7 +273,7 @@ func TestEncodeErrorNotRetried(t *testing.T) {
 func TestFailedUpdateNotRetried(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
-		f, _ := Open[tally](r.s, "/state/c.json")
+		f, _ := Open[tally](r.s, osPath("/state/c.json"))
 		errNo := errors.New("no, says fn")
 		calls := 0
 		require.NoError(t, f.Update(func(c tally) (tally, error) { calls++; return c, errNo }))
@@ -310,7 +310,7 @@ func TestLoggerRule(t *testing.T) {
 				s := NewStore(tc.opts)
 				d := newFakeDisk(s, false)
 				d.fail = errFull
-				f, _ := Open[int](s, "/state/f.json")
+				f, _ := Open[int](s, osPath("/state/f.json"))
 				require.NoError(t, f.Save(1))
 				assert.Error(t, s.Flush(context.Background()))
 				assert.Equal(t, tc.logged, bytes.Contains(buf.Bytes(), []byte("save failed")), "logged: %q", buf.String())

@@ -25,8 +25,9 @@ type Store struct {
 	readFile func(string) ([]byte, error)
 	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
 
-	tempCreated func(name string)                   // if set, called between a temp file's creation and its claim (tests)
-	readDir     func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
+	tempCreated  func(name string)                   // if set, called between a temp file's creation and its claim (tests)
+	beforeRename func(name string)                   // if set, called with the temp file written, just before it is renamed over the path (tests)
+	readDir      func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
 
 	newNotifier func() (notifier, error) // fsnotify; tests replace it
 	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
@@ -55,7 +56,7 @@ func NewStore(opts Options) *Store {
 		files:    make(map[string]*queue),
 		stepping: make(map[*worker]struct{}),
 		dirs:     make(map[string]*dirListing),
-		readFile: os.ReadFile,
+		readFile: readStateFile,
 		readDir:  os.ReadDir,
 		stat:     os.Stat,
 

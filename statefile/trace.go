@@ -21,7 +21,7 @@ type SaveTrace struct {
 	Write      time.Duration // temp file create and write
 	Sync       time.Duration // fsync of the temp file (Durable only)
 	Rename     time.Duration // rename over the destination (or the remove)
-	DirSync    time.Duration // fsync of the directory (Durable only)
+	DirSync    time.Duration // fsync of the directory (Durable only; zero on Windows, which has none)
 	Bytes      int           // encoded size; 0 for a remove
 	Superseded int           // queued saves this one replaced before they ran
 	Remove     bool          // the op was a Remove

@@ -29,7 +29,7 @@ func heldFile(t *testing.T, opts Options, first tally) (*Store, *fakeDisk, *File
 	t.Helper()
 	s := NewStore(opts)
 	d := newFakeDisk(s, true)
-	f, err := Open[tally](s, "/state/c.json")
+	f, err := Open[tally](s, osPath("/state/c.json"))
 	require.NoError(t, err)
 	require.NoError(t, f.Save(first))
 	synctest.Wait() // the writer is inside the held commit
@@ -55,7 +55,7 @@ func TestUpdateOrderWithSave(t *testing.T) {
 		close(d.hold)
 		require.NoError(t, f.Flush(context.Background()))
 		assert.Equal(t, []int{1, 10, 100}, seen, "values the fns got")
-		assert.Equal(t, []string{`/state/c.json={"n":1}`, `/state/c.json={"n":101}`}, d.log(), "one write for the batch")
+		assert.Equal(t, []string{osPath("/state/c.json") + `={"n":1}`, osPath("/state/c.json") + `={"n":101}`}, d.log(), "one write for the batch")
 		got, err := f.Load()
 		require.NoError(t, err)
 		assert.Equal(t, tally{N: 101}, got)
@@ -68,7 +68,7 @@ func TestUpdateOrderWithRemove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, true)
-		f, err := OpenWith(s, "/state/c.json", FileOptions[tally]{Default: func() tally { return tally{N: 40} }})
+		f, err := OpenWith(s, osPath("/state/c.json"), FileOptions[tally]{Default: func() tally { return tally{N: 40} }})
 		require.NoError(t, err)
 		require.NoError(t, f.Save(tally{N: 1}))
 		synctest.Wait()
@@ -89,7 +89,7 @@ func TestUpdateOrderWithRemove(t *testing.T) {
 		close(d.hold)
 		require.NoError(t, f.Flush(context.Background()))
 		assert.True(t, ran.Load(), "an Update before a Remove was skipped")
-		_, ok := d.content("/state/c.json")
+		_, ok := d.content(osPath("/state/c.json"))
 		assert.False(t, ok, "the file should end removed")
 	})
 }
@@ -142,7 +142,7 @@ func TestUpdateFnError(t *testing.T) {
 		close(d.hold)
 		err := f.Flush(context.Background())
 		require.ErrorIs(t, err, boom, "Flush after a failed Update")
-		assert.Equal(t, []string{`/state/c.json={"n":1}`}, d.log(), "a failed Update wrote")
+		assert.Equal(t, []string{osPath("/state/c.json") + `={"n":1}`}, d.log(), "a failed Update wrote")
 
 		require.NoError(t, f.Update(plus(1)))
 		require.NoError(t, f.Update(fail))
