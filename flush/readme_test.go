@@ -63,7 +63,11 @@ func TestPackageDocAddsEveryStore(t *testing.T) {
 // is not published.
 func TestReadmeInstall(t *testing.T) {
 	gobin, err := exec.LookPath("go")
-	require.NoError(t, err, "the go command")
+	if err != nil {
+		// The recipe is go commands; a machine without Go (the Windows
+		// test binaries run under Wine have none) cannot follow it.
+		t.Skipf("the README's install recipe runs the go command, and this machine has none: %v", err)
+	}
 	root, err := filepath.Abs("..")
 	require.NoError(t, err)
 	cmds := installCommands(t, filepath.Join(root, "README.md"))
