@@ -61,8 +61,7 @@ func TestSecondSignalExits(t *testing.T) {
 func TestLogoutKeepsQuitting(t *testing.T) {
 	if os.Getenv(childEnv) == "logout" {
 		ended := make(chan struct{})
-		var w *Watcher
-		w = Watch(Options{Name: "child", Quit: func(os.Signal) {
+		w := Watch(Options{Name: "child", Quit: func(os.Signal) {
 			_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
 			go func() { // the UI's quit path takes a moment
 				timer := time.NewTimer(200 * time.Millisecond)
