@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -275,4 +276,88 @@ func manyThreadsHelper() int {
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+func init() { helpers["setsid-daemons"] = setsidDaemonsHelper }
+
+// daemonReport is what setsidDaemonsHelper found of each daemon a Setsid
+// child left behind.
+type daemonReport struct {
+	Uid     int
+	Started int
+	Errors  []string
+	Daemons []daemonState
+}
+
+type daemonState struct {
+	Pid           int
+	AutogroupNice int
+	Own           bool // in an autogroup other than the app's
+	Policy        string
+}
+
+// setsidDaemonsHelper starts, at once and in the mode QOS_TEST_MODE names,
+// ten Setsid children that each daemonize as a wrapper script does: start
+// a grandchild in the background, print its pid, exit. Once Start's steps
+// ran, it reads each grandchild's autogroup and policy and prints a
+// daemonReport as JSON.
+func setsidDaemonsHelper() int {
+	mode := Mode(os.Getenv("QOS_TEST_MODE"))
+	r := daemonReport{Uid: os.Geteuid()}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		gpids []int
+	)
+	for range 10 {
+		wg.Go(func() {
+			pid, err := startDaemonizer(mode)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				r.Errors = append(r.Errors, err.Error())
+				return
+			}
+			r.Started++
+			gpids = append(gpids, pid)
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, pid := range gpids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}()
+	if err := waitAll(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	own, _, _ := autogroup(os.Getpid())
+	for _, pid := range gpids {
+		a, err := Inspect(pid)
+		if err != nil {
+			r.Errors = append(r.Errors, err.Error())
+			continue
+		}
+		r.Daemons = append(r.Daemons, daemonState{Pid: pid, AutogroupNice: a.AutogroupNice, Own: a.Autogroup != own, Policy: a.Policy})
+	}
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	return 0
+}
+
+// startDaemonizer starts one daemonizing Setsid child and returns its
+// grandchild's pid once the child has exited.
+func startDaemonizer(mode Mode) (int, error) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 & echo $!")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := Start(cmd, Agent, mode); err != nil {
+		return 0, err
+	}
+	if err := cmd.Wait(); err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out.String()))
 }

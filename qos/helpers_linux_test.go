@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -257,4 +258,17 @@ func shellTree(t *testing.T, start func(*exec.Cmd) error) (child, grandchild App
 	_, err = io.WriteString(in, "stop\n")
 	require.NoError(t, err)
 	return child, grandchild
+}
+
+// busyLoops starts one busy loop at nice 0 per CPU, each in a process group
+// of its own, for the rest of the test: the loaded machine the person at
+// the screen has while agents build.
+func busyLoops(t *testing.T) {
+	t.Helper()
+	for range runtime.NumCPU() {
+		spin := exec.Command("/bin/sh", "-c", "while :; do :; done")
+		spin.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		require.NoError(t, spin.Start())
+		t.Cleanup(func() { _ = unix.Kill(-spin.Process.Pid, unix.SIGKILL); _ = spin.Wait() })
+	}
 }
