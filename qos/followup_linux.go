@@ -144,7 +144,11 @@ func (f *followUp) writeAutogroup() error {
 		if !ok {
 			return nil
 		}
-		err := writeGroupNice(pid, start, f.nice)
+		own, _, err := autogroup(os.Getpid())
+		if err != nil {
+			return err
+		}
+		err = writeGroupNice(pid, start, f.nice, own)
 		if err == nil || errors.Is(err, unix.EAGAIN) || running(pid, start) {
 			return err
 		}
@@ -153,19 +157,15 @@ func (f *followUp) writeAutogroup() error {
 }
 
 // writeGroupNice writes nice to /proc/<pid>/autogroup unless the process
-// is not in a new autogroup or not in the root task group. The file is
+// is in the app's autogroup app or not in the root task group. The file is
 // opened before the last look at the process: if it still runs then, the
 // open file is its own, not that of a later process given its pid.
-func writeGroupNice(pid int, start uint64, nice int) error {
+func writeGroupNice(pid int, start uint64, nice int, app string) error {
 	if !rootTaskGroup(pid) {
 		return nil // a cgroup with the cpu controller weighs it, not its autogroup
 	}
-	own, _, err := autogroup(os.Getpid())
-	if err != nil {
-		return err
-	}
 	name, _, err := autogroup(pid)
-	if err != nil || name == own {
+	if err != nil || name == app {
 		return err // nil: not in a new autogroup, its nice value competes already
 	}
 	file, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)

@@ -24,15 +24,25 @@ func lowerTo(s setting) lowerFunc {
 func isMainThread() bool { return unix.Gettid() == unix.Getpid() }
 
 func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
-	return o.startAt(cmd, settingFor(t, m), -1)
+	return o.startAt(cmd, settingFor(t, m), nil)
 }
 
-// startAt starts cmd at setting s. fg, unless -1, is a terminal fd of the
-// child's session whose foreground group the child's own group becomes
-// before the child runs (the holder's agents, holder_linux.go). Whatever
+// startExtra is what the holder (holder_linux.go) asks of Start beyond
+// Options.Start.
+type startExtra struct {
+	fg  int    // a terminal fd of the child's session whose foreground group the child's group becomes before it runs; -1: none
+	sub string // a cgroup of the child's own under the tier's leaf (with Options.Cgroup), "" for none
+	dir string // set by startAt: that cgroup's directory
+}
+
+// startAt starts cmd at setting s, with x (nil: nothing extra). Whatever
 // Start changes in SysProcAttr is changed in a copy: the caller's is put back
 // once the command started.
-func (o Options) startAt(cmd *exec.Cmd, s setting, fg int) error {
+func (o Options) startAt(cmd *exec.Cmd, s setting, x *startExtra) error {
+	if x == nil {
+		x = &startExtra{fg: -1}
+	}
+	fg := x.fg
 	caller := cmd.SysProcAttr
 	defer func() { cmd.SysProcAttr = caller }()
 	pdeath := caller != nil && caller.Pdeathsig != 0
@@ -45,21 +55,22 @@ func (o Options) startAt(cmd *exec.Cmd, s setting, fg int) error {
 	if caller != nil && caller.Ptrace {
 		return fmt.Errorf("qos: start %s: %w", cmd.Path, ErrThreadBound)
 	}
-	release, err := o.joinCgroup(cmd, s)
+	release, dir, err := o.joinCgroup(cmd, s, x.sub)
 	if err != nil {
 		return err
 	}
 	defer release()
-	x := o.plan(cmd, s, fg)
+	x.dir = dir
+	p := o.plan(cmd, s, fg)
 	if pdeath {
-		err = startOnSpawner(cmd, x.fork, x.start(cmd))
+		err = startOnSpawner(cmd, p.fork, p.start(cmd))
 	} else {
-		err = runLowered(lowerTo(x.fork), x.start(cmd))
+		err = runLowered(lowerTo(p.fork), p.start(cmd))
 	}
 	if err != nil {
 		return err
 	}
-	o.after(cmd, x)
+	o.after(cmd, p)
 	return nil
 }
 

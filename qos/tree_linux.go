@@ -125,13 +125,59 @@ func treeOf(root int) ([]proc, error) {
 	if err != nil {
 		return nil, err
 	}
+	return liveBelow(procs, root), nil
+}
+
+// liveBelow returns the live processes of procs below root.
+func liveBelow(procs []proc, root int) []proc {
 	var out []proc
 	for _, p := range descendants(procs, root) {
 		if p.live() {
 			out = append(out, p)
 		}
 	}
-	return out, nil
+	return out
+}
+
+// signalTree sends sig to every process of tree, read from procs: to a
+// whole process group at once (kill(2) with -pgid) where every process of
+// the group is in the tree, so that a child the group forks meanwhile gets
+// it too (kernel/fork.c, copy_process: a fork and a group's signal are
+// ordered), and to each other process through its pidfd. A group is
+// signalled while its leader, whose pid is its id, is seen running, or
+// while other members hold the id. It returns the processes it signalled.
+func signalTree(tree, procs []proc, sig unix.Signal) []proc {
+	in := make(map[int]bool, len(tree))
+	whole := map[int]bool{}
+	for _, p := range tree {
+		in[p.pid] = true
+		whole[p.pgid] = true
+	}
+	for _, p := range procs {
+		if whole[p.pgid] && !in[p.pid] && p.live() {
+			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
+		}
+	}
+	leader := make(map[int]proc, len(tree))
+	for _, p := range tree {
+		if p.pid == p.pgid {
+			leader[p.pgid] = p
+		}
+	}
+	sentGroup := map[int]bool{}
+	for pgid, ok := range whole {
+		l, seen := leader[pgid]
+		if ok && (!seen || signalProc(l, 0)) && unix.Kill(-pgid, sig) == nil {
+			sentGroup[pgid] = true
+		}
+	}
+	var sent []proc
+	for _, p := range tree {
+		if sentGroup[p.pgid] || signalProc(p, sig) {
+			sent = append(sent, p)
+		}
+	}
+	return sent
 }
 
 // signalProc sends sig to p if the process with p's pid is still p (same
