@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -247,7 +248,33 @@ func cgroupDelegatedHelper() int {
 	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s\n", err, ownCgroup(cmd.Process.Pid), strings.TrimSpace(string(knob)))
 	_ = in.Close()
 	_ = cmd.Wait()
+	groupInCgroup(dir)
 	return 0
+}
+
+// groupInCgroup starts, through a Group with the cgroup lever, a shell
+// whose background child ignores SIGTERM, and prints where the tree runs,
+// what Stop said (it kills through cgroup.kill) and whether the command's
+// own cgroup is gone afterwards.
+func groupInCgroup(dir string) {
+	g := Group{Options: Options{Cgroup: dir}, KillAfter: 200 * time.Millisecond}
+	cmd := exec.Command("/bin/sh", "-c", "(trap '' TERM; echo $(sh -c 'echo $PPID'); exec sleep 1000) & wait")
+	out, _ := cmd.StdoutPipe()
+	if err := g.Start(cmd, Agent, ModeUtility); err != nil {
+		fmt.Printf("group: %v\n", err)
+		return
+	}
+	var child int
+	_, err := fmt.Fscan(out, &child)
+	own := ownCgroup(child)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stop := g.Stop(ctx)
+	_ = cmd.Wait()
+	_, statErr := os.Stat(filepath.Join(dir, own[strings.LastIndex(own, "/offmain-"):]))
+	fmt.Printf("group: %v; child in %s; stop killed it: %t; its cgroup removed: %t\n",
+		err, filepath.Base(filepath.Dir(own))+"/"+strings.SplitN(filepath.Base(own), "-", 2)[0],
+		errors.Is(stop, ErrKilled) && strings.Contains(stop.Error(), fmt.Sprintf("pid %d ", child)), errors.Is(statErr, os.ErrNotExist))
 }
 
 // ownCgroup returns process pid's cgroup v2 path ("0::<path>" in

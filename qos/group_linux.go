@@ -81,8 +81,8 @@ func (m *member) done() bool {
 		return false
 	}
 	for pid, p := range m.seen {
-		if running(pid, p.start) {
-			return false
+		if now, ok := readProc(pid); ok && now.start == p.start && now.state != 'Z' && now.state != 'X' {
+			return false // running, or exiting and not yet a zombie
 		}
 	}
 	return true

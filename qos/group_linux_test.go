@@ -273,3 +273,64 @@ func readmeAppHelper() int {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }
+
+// unhooked runs the rest of the test as in an app whose main does not call
+// Main: Group starts its commands without the helpers.
+func unhooked(t *testing.T) {
+	hooked.Store(false)
+	t.Cleanup(func() { hooked.Store(true) })
+}
+
+// TestGroupWithoutMain: in an app that does not call Main, Stop still
+// reaches the command's process group and the descendants it sees, and
+// kills what ignores SIGTERM after the command itself exited on it; a
+// command started in mode off from inside Do lives on after Do (its
+// parent-death signal comes from a kept thread).
+func TestGroupWithoutMain(t *testing.T) {
+	unhooked(t)
+	t.Run("stop", func(t *testing.T) {
+		g := Group{KillAfter: 200 * time.Millisecond}
+		cmd := exec.Command("/bin/sh", "-c", `(trap '' TERM; echo ready; exec sleep 1000) & read x`)
+		out, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		_, err = cmd.StdinPipe()
+		require.NoError(t, err)
+		require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		_, err = bufio.NewReader(out).ReadString('\n')
+		require.NoError(t, err)
+		tree, _ := (&member{cmd: cmd, group: true, life: -1}).tree()
+		var pids []int
+		stubborn := 0
+		for _, p := range tree {
+			pids = append(pids, p.pid)
+			if p.pid != cmd.Process.Pid {
+				stubborn = p.pid
+			}
+		}
+		require.Len(t, pids, 2, "the shell and its subshell")
+		fds := runningTree(t, pids)
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		err = g.Stop(ctx)
+		require.ErrorIs(t, err, ErrKilled)
+		assert.Contains(t, err.Error(), fmt.Sprintf("pid %d (", stubborn), "the subshell that ignores SIGTERM is named")
+		assert.NotContains(t, err.Error(), fmt.Sprintf("pid %d (", cmd.Process.Pid), "the command exited on SIGTERM")
+		requireGone(t, fds, pids, time.Now(), "when Stop returned")
+	})
+	t.Run("mode off inside Do", func(t *testing.T) {
+		var g Group
+		cmd := exec.Command("/bin/cat")
+		in, err := cmd.StdinPipe()
+		require.NoError(t, err)
+		var tid int
+		require.NoError(t, Do(Background, ModeUtility, func() {
+			tid = unix.Gettid()
+			require.NoError(t, g.Start(cmd, Agent, ModeOff))
+		}))
+		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+		waitThreadExit(t, tid)
+		require.NoError(t, in.Close())
+		assert.NoError(t, cmd.Wait(), "it exits 0 at the end of its input, not killed when Do's thread ended")
+	})
+}
