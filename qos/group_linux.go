@@ -145,19 +145,20 @@ func (m *member) terminate() {
 	}
 }
 
-// kill sends SIGKILL to every process of the tree, first through the
-// command's cgroup if it has one, and returns those it had not sent one to
-// yet.
+// kill sends SIGKILL to every process of the tree, through the command's
+// cgroup if it has one, else one by one, and returns those it had not sent
+// one to yet, as read just before.
 func (m *member) kill() []string {
-	if m.cgroup != "" {
-		_ = writeFile(filepath.Join(m.cgroup, "cgroup.kill"), "1")
-	}
 	if m.killed == nil {
 		m.killed = map[int]uint64{}
 	}
 	tree, procs := m.tree()
+	sent := tree // cgroup.kill reaches all of them, and what they fork meanwhile
+	if m.cgroup == "" || writeFile(filepath.Join(m.cgroup, "cgroup.kill"), "1") != nil {
+		sent = signalTree(tree, procs, unix.SIGKILL)
+	}
 	var named []string
-	for _, p := range signalTree(tree, procs, unix.SIGKILL) {
+	for _, p := range sent {
 		if m.killed[p.pid] != p.start {
 			m.killed[p.pid] = p.start
 			named = append(named, p.String())

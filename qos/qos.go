@@ -55,7 +55,8 @@ var (
 	ErrMode = errors.New("qos: unknown mode")
 	// ErrTier is wrapped by errors about a Tier other than the three declared.
 	ErrTier = errors.New("qos: unknown tier")
-	// ErrThreadBound is returned (wrapped) by Start on Linux for a command whose
+	// ErrThreadBound is returned (wrapped) by Start on Linux, in a mode
+	// other than off, and by Group.Start on Linux for a command whose
 	// SysProcAttr sets Ptrace: the tracer is the thread that starts the
 	// child (ptrace(2)), and Start retires that thread as soon as the child
 	// runs, which would leave the child without a tracer. (Pdeathsig, tied
@@ -166,6 +167,8 @@ func Describe() string {
 
 // Start starts cmd so that it, and every thread and process it creates, runs
 // in tier t as mode m sets it. It is [Options.Start] with the zero Options.
+// To have what cmd starts end with the app as well, start it through a
+// [Group].
 func Start(cmd *exec.Cmd, t Tier, m Mode) error { return Options{}.Start(cmd, t, m) }
 
 // Do runs fn on one OS thread lowered to tier t for the call, and leaves no
