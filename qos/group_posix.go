@@ -49,3 +49,15 @@ func (w exitWatch) exited() bool {
 	err := w.p.Signal(syscall.Signal(0))
 	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH)
 }
+
+// signalCommand sends sig to the command's process group when it leads
+// one, else to its process. The caller has just seen the process still
+// running, so the group's id, its pid, is not yet free for reuse (a pid
+// stays taken while a process group has it as id).
+func signalCommand(cmd *exec.Cmd, group bool, sig syscall.Signal) {
+	if group {
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+}
