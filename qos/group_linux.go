@@ -105,6 +105,11 @@ func (m *member) close() {
 func (m *member) tree() (tree, procs []proc) {
 	procs, _ = allProcs()
 	if m.life >= 0 {
+		// The holder, checked to be ours: once it exited and the keeper
+		// reaped it, its pid could be another process's.
+		if h, ok := readProc(m.holder.pid); !ok || h.start != m.holder.start || h.ppid != m.cmd.Process.Pid {
+			return nil, procs
+		}
 		return liveBelow(procs, m.holder.pid), procs
 	}
 	roots := []int{m.cmd.Process.Pid}

@@ -86,7 +86,7 @@ func startReady(g *Group, cmd *exec.Cmd) error {
 
 func TestGroupStop(t *testing.T) {
 	dir := t.TempDir()
-	g := Group{KillAfter: 200 * time.Millisecond}
+	g := Group{KillAfter: 2 * time.Second}
 	polite, stubborn, plain := groupAgents(dir)
 	shared := polite.SysProcAttr
 	for _, cmd := range []*exec.Cmd{polite, stubborn, plain} {
@@ -103,7 +103,7 @@ func TestGroupStop(t *testing.T) {
 	defer cancel()
 	err := g.Stop(ctx)
 	require.ErrorIs(t, err, ErrKilled, "the stubborn agent had to be killed")
-	assert.Contains(t, err.Error(), " still ran 200ms after SIGTERM and were killed: ")
+	assert.Contains(t, err.Error(), " still ran 2s after SIGTERM and were killed: ")
 	assert.Contains(t, err.Error(), fmt.Sprintf("pid %d (sh)", shell), "the stubborn agent's shell is named")
 	for _, cmd := range []*exec.Cmd{polite, stubborn, plain} {
 		_ = cmd.Wait()
@@ -180,7 +180,7 @@ func TestQuitStopsGroupOnSIGTERM(t *testing.T) {
 	require.True(t, errors.As(err, &ee), "app: got %v, want an exit status; stderr: %s", err, &stderr)
 	assert.Equal(t, 143, ee.ExitCode(), "exit status; stderr: %s", &stderr)
 	assert.Contains(t, stderr.String(), "flush: terminated: drained 0/1 in ", "the hook's report; stderr: %s", &stderr)
-	assert.Contains(t, stderr.String(), " still ran 300ms after SIGTERM and were killed: pid ",
+	assert.Contains(t, stderr.String(), " still ran 2s after SIGTERM and were killed: pid ",
 		"group.Stop names what it had to kill: the stubborn agent's shell (and its sleep, if it had started)")
 	assert.Contains(t, stderr.String(), " (sh)", "the stubborn agent's shell is named")
 	b, err := os.ReadFile(filepath.Join(dir, "polite"))
@@ -194,7 +194,7 @@ func TestQuitStopsGroupOnSIGTERM(t *testing.T) {
 // groupAppHelper is an app that starts its agents in a Group whose Stop is
 // in its flush hook, prints their pids and waits for a signal.
 func groupAppHelper() int {
-	g := &Group{KillAfter: 300 * time.Millisecond}
+	g := &Group{KillAfter: 2 * time.Second}
 	hook := flush.New(10 * time.Second)
 	hook.Add("agents", flush.Func(g.Stop))
 	hook.Notify()
@@ -289,7 +289,7 @@ func unhooked(t *testing.T) {
 func TestGroupWithoutMain(t *testing.T) {
 	unhooked(t)
 	t.Run("stop", func(t *testing.T) {
-		g := Group{KillAfter: 200 * time.Millisecond}
+		g := Group{KillAfter: 2 * time.Second}
 		cmd := exec.Command("/bin/sh", "-c", `(trap '' TERM; echo ready; exec sleep 1000) & read x`)
 		out, err := cmd.StdoutPipe()
 		require.NoError(t, err)

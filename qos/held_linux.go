@@ -53,6 +53,9 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 	if err == nil {
 		holder, err = findHolder(cmd.Process.Pid, st.Holder)
 	}
+	if err == nil {
+		_, err = unix.Write(life, []byte{1}) // the holder waits for this before it may exit
+	}
 	if err != nil {
 		_ = unix.Close(life) // the holder, if it runs, kills what it started
 		_ = cmd.Wait()

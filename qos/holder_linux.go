@@ -54,6 +54,14 @@ func runHolder(sock, kfd int) int {
 		h.killAll()
 		return 127
 	}
+	// The app's answer: it has checked who the holder is. Until then the
+	// holder stays, whatever the command does, so that its pid is its own
+	// when the app looks.
+	var ack [1]byte
+	if n, err := unix.Read(sock, ack[:]); n != 1 || err != nil {
+		h.killAll()
+		return h.exit()
+	}
 	devNull()
 	for fd := 3; fd < 3+spec.Extra; fd++ {
 		_ = unix.Close(fd)

@@ -112,7 +112,7 @@ func TestTreeDiesWithApp(t *testing.T) {
 func TestGroupStopTree(t *testing.T) {
 	for _, mode := range []Mode{ModeUtility, ModeBackground} {
 		t.Run(string(mode), func(t *testing.T) {
-			g := Group{KillAfter: 200 * time.Millisecond}
+			g := Group{KillAfter: 2 * time.Second}
 			agent := helperCmd("TestGroupStopTree", "tree-agent")
 			out, err := agent.StdoutPipe()
 			require.NoError(t, err)
