@@ -81,11 +81,19 @@ func (m *member) done() bool {
 		return false
 	}
 	for pid, p := range m.seen {
-		if now, ok := readProc(pid); ok && now.start == p.start && now.state != 'Z' && now.state != 'X' {
-			return false // running, or exiting and not yet a zombie
+		if !exited(pid, p.start) {
+			return false
 		}
 	}
 	return true
+}
+
+// exited reports whether the process that had pid and start has exited:
+// gone, or a zombie. One still exiting (PF_EXITING, before exit_notify) has
+// not.
+func exited(pid int, start uint64) bool {
+	now, ok := readProc(pid)
+	return !ok || now.start != start || now.state == 'Z' || now.state == 'X'
 }
 
 func (m *member) close() {
@@ -117,10 +125,10 @@ func (m *member) tree() (tree, procs []proc) {
 		m.seen = map[int]proc{}
 	}
 	for pid, p := range m.seen {
-		if running(pid, p.start) {
-			roots = append(roots, pid)
-		} else {
+		if exited(pid, p.start) {
 			delete(m.seen, pid)
+		} else {
+			roots = append(roots, pid)
 		}
 	}
 	add := func(p proc) {
@@ -136,8 +144,10 @@ func (m *member) tree() (tree, procs []proc) {
 	for _, p := range descendants(procs, roots...) {
 		add(p)
 	}
-	for _, p := range m.seen {
-		tree = append(tree, p)
+	for pid, p := range m.seen {
+		if running(pid, p.start) {
+			tree = append(tree, p) // what can still be signalled
+		}
 	}
 	return tree, procs
 }
