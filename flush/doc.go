@@ -51,39 +51,52 @@
 // None of these makes a toolkit a dependency of this module; they are the
 // lines to put in an app.
 //
-// Fyne (read against Fyne v2.7.1). Fyne catches SIGINT and SIGTERM itself:
-// its GLFW driver's Run starts catchTerm (internal/driver/glfw/driver.go,
+// Fyne (read against Fyne v2.7.1, and driven by hand in a Fyne window
+// under Xvfb; not in CI). Fyne catches SIGINT and SIGTERM itself: its GLFW
+// driver's Run starts catchTerm (internal/driver/glfw/driver.go,
 // driver_desktop.go), which calls signal.Notify for those two and, at the
 // first, queues the driver's Quit on the main goroutine (it reads no
 // second signal: a second Ctrl-C reaches only Notify). The GL loop then
-// terminates GLFW, destroying every window, and queues the lifecycle's
-// OnStopped (runGL in internal/driver/glfw/loop.go); OnStopped runs on the
-// lifecycle's event goroutine while the main goroutine waits for it in
-// Lifecycle.WaitForEvents, and then ShowAndRun returns. A signal's quit
+// terminates GLFW, destroying every window (runGL in
+// internal/driver/glfw/loop.go), and ShowAndRun returns. A signal's quit
 // goes straight to the driver's Quit: it never reaches a window's close
-// intercept nor its OnClosed. Fyne does not catch SIGHUP, whose default
-// action kills the process, and a logout sends SIGTERM and at once SIGHUP:
-// without Notify, the SIGHUP kills the app in the middle of the flush that
-// the SIGTERM started. So call Notify beside Fyne: SIGHUP then runs the
-// hook too, and the Run that Fyne's SIGTERM starts through OnStopped and
-// the one Notify starts share one flush (see [Hook.Run]); Notify prints
-// the report and exits with 143 when it is done, which may be before
-// OnStopped returns. Checked with a Fyne v2.7.1 window under Xvfb, a
-// draft typed into it with xdotool and a flush held open for 0.5 s: on
-// SIGTERM the stores flushed once and the draft was on disk; on SIGTERM
-// then SIGHUP, the same, exit status 143; without Notify, the SIGHUP
-// killed the process mid-flush and drafts.json was never written.
+// intercept. Fyne does not catch SIGHUP, whose default action kills the
+// process, and a logout sends SIGTERM and at once SIGHUP: without Notify,
+// the SIGHUP kills the app in the middle of the flush that the SIGTERM
+// started. So call Notify beside Fyne, and run the hook once more on the
+// line after ShowAndRun, for the quits that are not signals (the last
+// window closed, a menu's Quit). On a signal that Run joins Notify's: one
+// flush, one report (see [Hook.Run]). Keep the deferred stop in the
+// function that calls ShowAndRun: stop waits for a signal's quit, so main
+// does not return (exit status 0, and perhaps no report) before Notify has
+// printed the report and exited with 128+signal.
+//
+// Not in Lifecycle().SetOnStopped: Fyne v2.7.1 loses that callback at some
+// quits. The lifecycle's goroutine hands it to the driver's main-goroutine
+// queue (Lifecycle.RunEventQueue calls DoFromGoroutine, runOnMainWithWait
+// in loop.go), and runGL, quitting, empties that queue without running
+// what is in it; the callback runs only when the goroutine comes late
+// enough to find the queue marked drained. In a window that closed itself
+// under Xvfb, OnStopped did not run at 16 of 105 quits (2 of 20 idle, 12
+// of 60 beside a busy loop on each core, 2 of 25 on a loaded machine);
+// The same drain can also leave the callback queued with nobody to run
+// it: the lifecycle's goroutine then waits in runOnMainWithWait for ever,
+// and so do Lifecycle.WaitForEvents and ShowAndRun (seen once in 15
+// close-button quits beside busy loops; the goroutine dump showed both).
+// Fyne queues a stopped callback of its own (the preferences' save) in
+// every app, so no wiring avoids it: a signal's quit still exits through
+// Notify, and a close-button quit has flushed once already (below), but
+// the process then stays, windowless, until it is killed.
 //
 //	a := app.New()
 //	w := a.NewWindow("Agent")
-//	// ... the hook, every store added, Notify (above) ...
-//	a.Lifecycle().SetOnStopped(func() { log.Print(hook.Run()) }) // the windows are gone: a log only
+//	// ... the hook, every store added, stop := hook.Notify(), defer stop() (above) ...
 //	w.SetCloseIntercept(func() { // the close button, on Fyne's main goroutine: do not wait here
 //		go func() {
 //			r := hook.Run()
 //			fyne.Do(func() {
 //				if r.Drained {
-//					w.Close() // the last window: the app quits, OnStopped's Run finds nothing pending
+//					w.Close() // the last window: ShowAndRun returns
 //					return
 //				}
 //				dialog.ShowConfirm("Not saved", r.String()+"\nQuit anyway?", func(quit bool) {
@@ -95,15 +108,27 @@
 //		}()
 //	})
 //	w.ShowAndRun()
+//	log.Print(hook.Run()) // the windows are gone: a log only; saves what was typed during the close's flush
 //
-// By the time OnStopped runs the window is gone, so its report can only
-// reach a log. To show the person what did not reach the disk while the
-// window is still on screen, flush from Window.SetCloseIntercept
-// (processClosed in internal/driver/glfw/window.go calls the intercept
-// instead of closing) on a goroutine of its own, and post back with
-// fyne.Do, which queues a function for the main goroutine and returns.
-// Its Run runs to the deadline on that goroutine while the window keeps
-// drawing.
+// After ShowAndRun the window is gone, so that report can only reach a
+// log. To show the person what did not reach the disk while the window is
+// still on screen, flush from Window.SetCloseIntercept (processClosed in
+// internal/driver/glfw/window.go calls the intercept instead of closing)
+// on a goroutine of its own, and post back with fyne.Do, which queues a
+// function for the main goroutine and returns. Its Run runs to the
+// deadline on that goroutine while the window keeps drawing and taking
+// keys; the Run after ShowAndRun saves what was typed meanwhile.
+//
+// What was driven by hand, in a Fyne v2.7.1 window under Xvfb with a draft
+// typed with xdotool and a flush held open: SIGTERM, one flush for Fyne's
+// quit and Notify's, exit 143, the draft on disk; SIGTERM then SIGHUP, the
+// same; SIGINT twice, exit 130 at once; SIGHUP alone, exit 129 once the
+// flush ended; the close button (WM_DELETE_WINDOW), the window on screen
+// during the flush and the text typed meanwhile on disk after the second
+// Run; a flush that fails at the close, the window kept and the dialog's
+// report. Beside a busy loop on each core, SIGINT twice once ran the flush
+// to its deadline and exited 0 instead of 130 (twice in two runs), which is
+// not understood yet.
 //
 // Wails v2: OnShutdown runs after the frontend is gone, just before the
 // process ends; Run has its own deadline, so do not tie it to the app's ctx.
