@@ -67,6 +67,13 @@
 //	fsys.PowerOn()
 //	... open again and check what a flush acknowledged ...
 //
+// The filesystem is served by a helper process, the test binary
+// re-executed (internal/fusemount), never by the process under test: a
+// process that makes system calls on a FUSE mount it serves itself can
+// deadlock (go-fuse's fs/api.go, "Deadlocks"; go.dev/issue/21014). [FS.Arm],
+// [FS.Cut] and [FS.PowerOn] are calls to the helper that return once it
+// has done them; the cut a trigger makes comes back as an event.
+//
 // It is Linux only and needs /dev/fuse and the right to mount (root or
 // CAP_SYS_ADMIN): it mounts with mount(2) directly, as there is no
 // fusermount on this project's machines. [MountT] skips the test with the

@@ -3,9 +3,11 @@
 package powercut
 
 import (
-	"math/rand/v2"
-	"os"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/offmain/offmain/internal/fusemount"
@@ -38,23 +40,18 @@ type Options struct {
 	IgnoreDirFsync bool
 }
 
-// FS is a mounted power-cut filesystem. Its methods are safe for
-// concurrent use. It is made by [Mount] or [MountT].
+// FS is a mounted power-cut filesystem, served by a helper process. Its
+// methods are safe for concurrent use. It is made by [Mount] or [MountT].
 type FS struct {
-	dir, backing string
-	opts         Options
-	mnt          *fusemount.Mount
-	uid, gid     uint32 // the owner of every file: the mounting process's
+	proc   *fusemount.Process
+	lastID atomic.Uint64 // the last trigger's ID
 
-	mu      sync.Mutex // protects the fields below, and every inode of m
-	m       *model     // the live power cycle
-	lastID  uint64     // the last inode number handed out, across cycles
-	rng     *rand.Rand // the draws of each cut
-	down    bool       // cut, not powered on yet: every operation fails with EIO
-	ops     uint64     // counted operations so far (see Op)
-	trigger *armed     // the pending trigger, or nil
-	cuts    int
+	mu    sync.Mutex               // protects the fields below
+	armed map[uint64]chan struct{} // the triggers not fired yet, by ID
+	gone  bool                     // the helper has exited
 }
+
+func init() { fusemount.Helper("powercut", serve) }
 
 // Mount mounts at mountpoint a power-cut filesystem whose disk is the
 // directory backing: it starts with what backing holds, all of it
@@ -66,15 +63,8 @@ func Mount(mountpoint, backing string, opts Options) (*FS, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := &FS{dir: mountpoint, backing: backing, opts: opts,
-		uid: uint32(os.Getuid()), gid: uint32(os.Getgid())}
-	f.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
-	if f.m, err = load(backing, 1, &f.lastID); err != nil {
-		return nil, err
-	}
-	// The kernel's caches are off (fusemount.Options): after a cut every
-	// name must be looked up again, in the tree that power-on brings back.
-	if f.mnt, err = fusemount.Serve(mountpoint, &node{fsys: f}, fusemount.Options("powercut", backing)); err != nil {
+	f := &FS{armed: map[uint64]chan struct{}{}}
+	if f.proc, err = fusemount.Start("powercut", mountpoint, backing, opts, f.event); err != nil {
 		return nil, err
 	}
 	return f, nil
@@ -91,14 +81,48 @@ func MountT(t testing.TB, opts Options) *FS {
 }
 
 // Dir returns the mount point: the files to test live under it.
-func (f *FS) Dir() string { return f.dir }
+func (f *FS) Dir() string { return f.proc.Dir() }
 
 // Backing returns the directory that plays the disk. It holds what the
 // mount held at the last cut (or at Mount), not the live files.
-func (f *FS) Backing() string { return f.backing }
+func (f *FS) Backing() string { return f.proc.Backing() }
 
-// Unmount unmounts and waits for the daemon's goroutines to end. If a
-// descriptor is still open on the mount, it aborts the FUSE connection
-// and detaches the mount, as faultfs does, and returns an error that
-// wraps EBUSY. Later calls return the same result.
-func (f *FS) Unmount() error { return f.mnt.Unmount() }
+// Unmount unmounts and waits for the helper to exit. If a descriptor is
+// still open on the mount, the helper aborts the FUSE connection and
+// detaches the mount, as faultfs does, and Unmount returns an error that
+// wraps EBUSY; if the helper died, Unmount detaches the mount and its
+// error matches fusemount.ErrHelperExited. Later calls return the same
+// result.
+func (f *FS) Unmount() error { return f.proc.Unmount() }
+
+// call calls the helper. Only PowerOn can fail; another call fails only
+// when the helper has exited, which every later operation and PowerOn
+// report: any other error is a bug of this package.
+func (f *FS) call(method string, args, result any) error {
+	err := f.proc.Call(method, args, result)
+	if err != nil && method != "poweron" && !errors.Is(err, fusemount.ErrHelperExited) {
+		panic(fmt.Sprintf("powercut: %s: %v", method, err))
+	}
+	return err
+}
+
+// event closes the channel of a trigger that fired, or of every trigger
+// once the helper has exited ("").
+func (f *FS) event(name string, arg json.RawMessage) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	switch name {
+	case "cut":
+		var ev cutEvent
+		if json.Unmarshal(arg, &ev) == nil && f.armed[ev.ID] != nil {
+			close(f.armed[ev.ID])
+			delete(f.armed, ev.ID)
+		}
+	case "":
+		f.gone = true
+		for id, done := range f.armed {
+			close(done)
+			delete(f.armed, id)
+		}
+	}
+}

@@ -14,7 +14,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/fusemount"
 	"github.com/offmain/offmain/internal/powercut"
+	"github.com/offmain/offmain/internal/tmpmount"
 )
 
 // write creates or truncates name and writes data, fsyncing it if sync.
@@ -304,5 +306,65 @@ func TestTortureCountsHangs(t *testing.T) {
 	assert.Regexp(t, `^cut 1: hang: the flushes waited over 100ms\n`, c.Faults[0])
 	assert.Contains(t, c.Faults[0], "(*hangingWriter).write", "the stacks taken while it hung")
 	assert.Contains(t, c.Faults[0], "threads (tid: state nice policy")
+	assert.Contains(t, c.Faults[0], "helper process (pid ", "the helper's stacks too")
+	assert.Contains(t, c.Faults[0], "fusemount.Serve", "the helper's goroutines")
 	assert.Zero(t, c.Acked, "acknowledged")
 }
+
+// The filesystem is served by a helper process, not by the process that
+// uses it (go-fuse's fs/api.go, "Deadlocks"): this one holds no /dev/fuse
+// descriptor.
+func TestServedByHelper(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{})
+	durable(t, filepath.Join(fsys.Dir(), "a"), "x")
+	self, err := fusemount.ServesFUSE(os.Getpid())
+	require.NoError(t, err)
+	assert.False(t, self, "this process holds a /dev/fuse descriptor: it serves the mount it uses")
+	helper, err := fusemount.ServesFUSE(powercut.HelperPid(fsys))
+	require.NoError(t, err)
+	assert.True(t, helper, "the helper holds no /dev/fuse descriptor")
+}
+
+// A helper that dies ends a Torture with an error, not a hang: the armed
+// cut's channel closes, PowerOn fails, and Unmount detaches the mount.
+func TestHelperDies(t *testing.T) {
+	backing, dir := t.TempDir(), t.TempDir()
+	fsys, err := powercut.Mount(dir, backing, powercut.Options{Seed: 1})
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+		t.Skipf("FUSE cannot mount here: %v", err) // as MountT
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fsys.Unmount() })
+	w := &killingWriter{pid: powercut.HelperPid(fsys)}
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	_, err = powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 10, Seed: 1})
+	assert.ErrorIs(t, err, fusemount.ErrHelperExited, "Torture once the helper died")
+	assert.ErrorIs(t, fsys.PowerOn(), fusemount.ErrHelperExited, "PowerOn")
+	select {
+	case <-fsys.Arm(powercut.Trigger{}):
+	default:
+		t.Error("a trigger armed after the helper died: got its channel open, want it closed")
+	}
+	assert.ErrorIs(t, fsys.Unmount(), fusemount.ErrHelperExited, "Unmount")
+	mounted, err := tmpmount.Mounted(dir)
+	require.NoError(t, err)
+	assert.False(t, mounted, "%s still mounted", dir)
+}
+
+// killingWriter kills the helper at its first Save, and writes nothing.
+type killingWriter struct {
+	pid  int
+	once sync.Once
+}
+
+func (w *killingWriter) Save(int) error {
+	w.once.Do(func() {
+		if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
+			panic(err)
+		}
+	})
+	return nil
+}
+
+func (w *killingWriter) Flush(context.Context) error { return nil }
+func (w *killingWriter) Close(context.Context) error { return nil }

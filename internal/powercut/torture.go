@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/offmain/offmain/internal/fusemount"
 )
 
 // Writer saves values through the code under test: one per power cycle,
@@ -161,7 +161,7 @@ func (t *torture) cycle(w Writer, start int) error {
 	hung := make(chan string, 1)
 	stop := context.AfterFunc(ctx, func() {
 		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			hung <- stacks()
+			hung <- stacks(t.fsys)
 		}
 	})
 	defer stop() // before cancel: a cycle that ends in time starts no goroutine
@@ -280,47 +280,10 @@ func (t *torture) fault(what string) {
 		t.counts.Cuts, what, t.hist, t.hist[t.acked], t.acked, names))
 }
 
-// stacks returns every goroutine's stack and, for each thread of the
-// process, from proc(5): its state, nice value and scheduling policy
-// (/proc/pid/task/tid/stat, fields 3, 19 and 41), its CPU time and
-// run-queue wait in nanoseconds (schedstat), its kernel wait channel
-// (wchan) and, unless it idles in the Go runtime's futex or epoll waits or
-// in go-fuse's read of /dev/fuse, its kernel stack (stack, readable by root
-// only).
-func stacks() string {
-	var b strings.Builder
-	buf := make([]byte, 4<<20)
-	b.Write(buf[:runtime.Stack(buf, true)])
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return b.String()
-	}
-	b.WriteString("\nthreads (tid: state nice policy; cpu ns, wait ns, slices; wchan):\n")
-	for _, e := range tasks {
-		dir := "/proc/self/task/" + e.Name()
-		read := func(name string) string {
-			data, _ := os.ReadFile(dir + "/" + name)
-			return strings.TrimSpace(string(data))
-		}
-		state, nice, policy := "?", "?", "?"
-		if st := read("stat"); st != "" {
-			// The fields after the command's closing parenthesis, which
-			// may itself hold spaces: field 3 is the first of them.
-			if j := strings.LastIndexByte(st, ')'); j >= 0 {
-				f := strings.Fields(st[j+1:])
-				if len(f) > 38 {
-					state, nice, policy = f[0], f[16], f[38]
-				}
-			}
-		}
-		w := read("wchan")
-		fmt.Fprintf(&b, "%s: %s %s %s; %s; %s\n", e.Name(), state, nice, policy, read("schedstat"), w)
-		if strings.HasPrefix(w, "futex") || strings.Contains(w, "epoll") || w == "fuse_dev_do_read" {
-			continue
-		}
-		if st := read("stack"); st != "" {
-			b.WriteString(st + "\n")
-		}
-	}
-	return b.String()
+// stacks returns what the hang report shows of both processes: every
+// goroutine's stack and every thread's state (fusemount.Stacks), in this
+// process and in the helper serving fsys.
+func stacks(fsys *FS) string {
+	return "test process:\n" + fusemount.Stacks() +
+		fmt.Sprintf("\nhelper process (pid %d), serving the mount:\n", fsys.proc.Pid()) + fsys.proc.Stacks()
 }
