@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"syscall"
 	"testing"
@@ -368,3 +369,44 @@ func (w *killingWriter) Save(int) error {
 
 func (w *killingWriter) Flush(context.Context) error { return nil }
 func (w *killingWriter) Close(context.Context) error { return nil }
+
+// syncWriter writes each value through the mount before Save returns,
+// and counts the Saves that find the power already off at their first
+// system call: steps the torture took after its cut.
+type syncWriter struct {
+	dir   string
+	saves int
+	late  int
+}
+
+func (w *syncWriter) Save(v int) error {
+	w.saves++
+	f, err := os.OpenFile(filepath.Join(w.dir, "v"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if errors.Is(err, syscall.EIO) {
+		w.late++
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(strconv.Itoa(v))
+	return err
+}
+
+func (w *syncWriter) Flush(context.Context) error { return errors.New("never acknowledged") }
+func (w *syncWriter) Close(context.Context) error { return nil }
+
+// A torture takes no step after its cut: it sees the cut the moment the
+// system call that made it returns, not when the helper's event has been
+// read. Taking steps after it would let a Flush that only reports an
+// earlier state count as an acknowledgement the writer could never have
+// made.
+func TestTortureStopsAtCut(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{Seed: 3})
+	w := &syncWriter{dir: fsys.Dir()}
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 300, Seed: 3, MaxOps: 6})
+	require.NoError(t, err)
+	assert.Equal(t, 300, c.Cuts, "cuts")
+	assert.Zero(t, w.late, "Saves made after the cut, out of %d", w.saves)
+}

@@ -27,9 +27,8 @@ type server struct {
 	lastID  uint64     // the last inode number handed out, across cycles
 	rng     *rand.Rand // the draws of each cut
 	down    bool       // cut, not powered on yet: every operation fails with EIO
-	ops     uint64     // counted operations so far (see Op)
 	trigger *armed     // the pending trigger, or nil
-	cuts    int
+	ctr     *counters  // the cuts and counted operations (see Op) so far, shared with the parent
 }
 
 // armed is a trigger counting down.
@@ -51,22 +50,27 @@ type (
 	cutEvent struct {
 		ID uint64 `json:"id"` // the trigger's, or 0 if none was armed
 	}
-	countsResult struct {
-		Cuts int    `json:"cuts"`
-		Ops  uint64 `json:"ops"`
+	// config is the helper's configuration.
+	config struct {
+		Options  Options `json:"options"`
+		Counters string  `json:"counters"` // where to map the counters
 	}
 )
 
 // serve is the helper's [fusemount.ServeFunc].
 func serve(mountpoint, backing string, raw json.RawMessage, notify func(string, any)) (fusemount.Server, error) {
-	var opts Options
-	if err := json.Unmarshal(raw, &opts); err != nil {
+	var c config
+	if err := json.Unmarshal(raw, &c); err != nil {
 		return nil, err
 	}
+	opts := c.Options
 	s := &server{backing: backing, opts: opts, notify: notify,
 		uid: uint32(os.Getuid()), gid: uint32(os.Getgid())}
 	s.rng = rand.New(rand.NewPCG(opts.Seed, opts.Seed^0x9e3779b97f4a7c15))
 	var err error
+	if s.ctr, err = openCounters(c.Counters); err != nil {
+		return nil, err
+	}
 	if s.m, err = load(backing, 1, &s.lastID); err != nil {
 		return nil, err
 	}
@@ -99,8 +103,6 @@ func (s *server) Call(method string, raw json.RawMessage) (any, error) {
 		return nil, nil
 	case "poweron":
 		return nil, s.powerOnLocked()
-	case "counts":
-		return countsResult{Cuts: s.cuts, Ops: s.ops}, nil
 	}
 	return nil, fmt.Errorf("powercut: no method %q", method)
 }
@@ -134,7 +136,7 @@ func (s *server) cutLocked() {
 		panic(fmt.Sprintf("powercut: writing the disk %s after a cut: %v", s.backing, err))
 	}
 	s.down = true
-	s.cuts++
+	s.ctr.cuts().Add(1)
 	var ev cutEvent
 	if s.trigger != nil {
 		ev.ID = s.trigger.id
@@ -160,7 +162,7 @@ func (s *server) before(op Op) syscall.Errno {
 // counts it and cuts if an after trigger says so. The operation still
 // returns its result: it happened before the power went.
 func (s *server) after(op Op) {
-	s.ops++
+	s.ctr.ops().Add(1)
 	if a := s.trigger; a != nil && a.counts(op) {
 		if a.left--; a.left == 0 {
 			s.cutLocked()

@@ -154,7 +154,8 @@ func (c Config) withDefaults() Config {
 // cycle saves through w until the armed cut, then closes w and powers on.
 func (t *torture) cycle(w Writer, start int) error {
 	t.hist, t.acked = []int{start}, 0
-	cut := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
+	cuts := t.fsys.Cuts()
+	armed := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
 	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HangGuard)
 	defer cancel()
 	// The stacks are taken when the deadline passes, while the hang lasts.
@@ -166,8 +167,7 @@ func (t *torture) cycle(w Writer, start int) error {
 	})
 	defer stop() // before cancel: a cycle that ends in time starts no goroutine
 	for i := 0; ; i++ {
-		select {
-		case <-cut:
+		if t.cut(cuts, armed) {
 			hang := errors.Is(ctx.Err(), context.DeadlineExceeded)
 			closeCtx := ctx
 			if hang {
@@ -185,12 +185,29 @@ func (t *torture) cycle(w Writer, start int) error {
 				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s", t.cfg.HangGuard, <-hung))
 			}
 			return t.fsys.PowerOn()
-		default:
 		}
 		if i == 1000 { // a writer that stopped writing: cut anyway
 			t.fsys.Cut()
 		}
 		t.step(ctx, w)
+	}
+}
+
+// cut reports whether the cycle's cut has come: the helper's count of
+// cuts has moved on from cuts, as it does before the operation that cut
+// returns, or armed is closed, as it is when the helper has exited. The
+// channel alone would come later, when this process has read the
+// helper's event: meanwhile the torture would go on saving, and take for
+// acknowledged a Flush that did no more than report the earlier state.
+func (t *torture) cut(cuts int, armed <-chan struct{}) bool {
+	if t.fsys.Cuts() != cuts {
+		return true
+	}
+	select {
+	case <-armed:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -77,14 +77,23 @@ func (f *FS) Cut() { f.call("cut", nil, nil) }
 // EIO. PowerOn without a cut before it does nothing.
 func (f *FS) PowerOn() error { return f.call("poweron", nil, nil) }
 
-// Cuts returns how many cuts have happened.
-func (f *FS) Cuts() int { return f.counts().Cuts }
+// Cuts returns how many cuts have happened: a cut is counted before
+// [FS.Cut], or the operation that triggered it, returns.
+func (f *FS) Cuts() int {
+	f.ctrMu.RLock()
+	defer f.ctrMu.RUnlock()
+	if f.ctr == nil {
+		return f.final.cuts
+	}
+	return int(f.ctr.cuts().Load())
+}
 
 // Ops returns how many counted operations have happened.
-func (f *FS) Ops() uint64 { return f.counts().Ops }
-
-func (f *FS) counts() countsResult {
-	var r countsResult
-	f.call("counts", nil, &r)
-	return r
+func (f *FS) Ops() uint64 {
+	f.ctrMu.RLock()
+	defer f.ctrMu.RUnlock()
+	if f.ctr == nil {
+		return f.final.ops
+	}
+	return f.ctr.ops().Load()
 }
