@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -309,6 +310,9 @@ func TestTortureCountsHangs(t *testing.T) {
 	assert.Contains(t, c.Faults[0], "threads (tid: state nice policy")
 	assert.Contains(t, c.Faults[0], "helper process (pid ", "the helper's stacks too")
 	assert.Contains(t, c.Faults[0], "fusemount.Serve", "the helper's goroutines")
+	assert.Regexp(t, `scheduler: gomaxprocs=\d+ threads=\d+ goroutines running=\d+ runnable=\d+`, c.Faults[0], "the scheduler's counts")
+	assert.Contains(t, c.Faults[0], "\nafter the Close: scheduler: ", "the counts once the cycle ended")
+	t.Log(c.Faults[0][:strings.Index(c.Faults[0], "\n\n")])
 	assert.Zero(t, c.Acked, "acknowledged")
 }
 

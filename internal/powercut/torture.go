@@ -182,7 +182,8 @@ func (t *torture) cycle(w Writer, start int) error {
 			t.counts.Cuts++
 			if hang {
 				t.counts.Hangs++
-				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s", t.cfg.HangGuard, <-hung))
+				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s\nafter the Close: scheduler: %s",
+					t.cfg.HangGuard, <-hung, fusemount.SchedStats()))
 			}
 			return t.fsys.PowerOn()
 		}
