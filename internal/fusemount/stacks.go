@@ -22,7 +22,7 @@ import (
 // before runtime.Stack stops the world.
 func Stacks() string {
 	var b strings.Builder
-	b.WriteString("scheduler: " + SchedStats() + "\n\n")
+	b.WriteString("scheduler: " + SchedStats() + "\nthread cpu/wait ms: " + ThreadTimes() + "\n\n")
 	buf := make([]byte, 4<<20)
 	b.Write(buf[:runtime.Stack(buf, true)])
 	tasks, err := os.ReadDir("/proc/self/task")
@@ -99,4 +99,23 @@ func SchedStats() string {
 	}
 	return fmt.Sprintf("gomaxprocs=%d threads=%d goroutines running=%d runnable=%d waiting=%d not-in-go=%d; longest runnable wait %s",
 		u(0), u(1), u(2), u(3), u(4), u(5), longest)
+}
+
+// ThreadTimes returns, for each thread of this process, its CPU time and
+// run-queue wait (schedstat, proc(5)), as "tid cpu/wait" in milliseconds:
+// taken twice, they tell a thread the kernel did not run from one that ran
+// and found nothing to do.
+func ThreadTimes() string {
+	tasks, err := os.ReadDir("/proc/self/task")
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, e := range tasks {
+		data, _ := os.ReadFile("/proc/self/task/" + e.Name() + "/schedstat")
+		var cpu, wait int64
+		fmt.Sscan(string(data), &cpu, &wait)
+		fmt.Fprintf(&b, "%s %d/%d ", e.Name(), cpu/1e6, wait/1e6)
+	}
+	return strings.TrimSpace(b.String())
 }

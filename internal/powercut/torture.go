@@ -182,8 +182,8 @@ func (t *torture) cycle(w Writer, start int) error {
 			t.counts.Cuts++
 			if hang {
 				t.counts.Hangs++
-				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s\nafter the Close: scheduler: %s",
-					t.cfg.HangGuard, <-hung, fusemount.SchedStats()))
+				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s\nafter the Close: scheduler: %s\nthread cpu/wait ms: %s",
+					t.cfg.HangGuard, <-hung, fusemount.SchedStats(), fusemount.ThreadTimes()))
 			}
 			return t.fsys.PowerOn()
 		}
