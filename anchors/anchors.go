@@ -75,8 +75,8 @@ type Store struct {
 
 // Open returns the Store for the anchors file at path in st. It does not
 // touch the disk and does not wait: it queues the file's read (see the
-// package documentation), and with [Options.Watch] the watch starts after
-// that read. The only errors are statefile.Open's, such as
+// package documentation and [Store.Load]), and with [Options.Watch] the
+// watch starts after that read. The only errors are statefile.Open's, such as
 // statefile.ErrClosed; the Store is then nil.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	f, err := statefile.OpenWith(st, path, statefile.FileOptions[fileData]{Migrations: formatHistory})
@@ -97,8 +97,8 @@ var formatHistory = []statefile.Migration{{Version: 1, Migrate: func(b []byte) (
 // (a start-up goroutine, a command-line tool): it returns once the file has
 // been read or ctx has ended. The Store is nil only when Open fails;
 // otherwise it is usable and err is Load's (nil, a corrupt file kept
-// aside, a file that could not be read, or ctx's error while the read goes
-// on in the background): log it and go on.
+// aside, a file that could not be read yet and is read again, or ctx's
+// error while the read goes on in the background): log it and go on.
 func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Options) (*Store, error) {
 	s, err := Open(st, path, opts)
 	if err != nil {

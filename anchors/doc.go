@@ -94,9 +94,13 @@
 // it when the directory allows (statefile keeps the newest few such copies,
 // see statefile.Options.MaxCorrupt); [Store.Load] returns an error matching
 // statefile.ErrCorrupt and the Store starts empty and saves as usual. After
-// any other read error (EACCES, EIO) the Store works in memory but never
-// saves, so a file that could not be read is never overwritten; Load and
-// Flush return that error.
+// any other read error (EACCES, EIO, EISDIR, a network home not mounted
+// yet) the Store keeps every place in memory and saves nothing, so a file
+// that could not be read is never overwritten; it reads the file again,
+// with backoff up to 30 s and at every save due and every Flush, and once
+// a read succeeds merges the file's places under the ones set meanwhile and
+// saves them (see [Store.Load]). Until then Load, and Flush after a Set or
+// Forget, return that error.
 //
 // # Stability
 //

@@ -42,16 +42,23 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 	return s.lru.Len() < n
 }
 
-// Load waits until the file has been read or ctx ends. It returns what the
-// read met: nil when the file was read or did not exist; an error matching
-// statefile.ErrCorrupt when it did not parse (statefile kept the bytes
-// aside when it could, see statefile.CorruptError; the store started empty
-// and saves normally); any other read error (EACCES, EIO), after which the
-// Store keeps working in memory but never saves, so that a file it could
-// not read is not overwritten: fix the cause and start again. With
-// [Options.Watch], it also returns an error saying so if the watch could
-// not start (the Store then works without it). Every call returns the same
-// error, or one wrapping ctx's if ctx ended first.
+// Load waits until the file's first read has ended or ctx ends, and
+// returns what the latest read met: nil when the file was read or did not
+// exist; an error matching statefile.ErrCorrupt when it did not parse
+// (statefile kept the bytes aside when it could, see
+// statefile.CorruptError; the store started empty and saves normally); one
+// matching statefile.ErrNewerVersion for a newer release's file, which the
+// Store never saves over; and any other read error (EACCES, EIO, EISDIR, a
+// network home not mounted yet). After such an error the Store keeps every
+// place in memory, saves nothing, so that a file it could not read is
+// never overwritten, and reads the file again: 0.25 s after the failure,
+// then twice as long after each failure up to 30 s, and at once when a
+// save comes due and at every Flush and Close. Once a read succeeds, the
+// file's places are merged under the ones set meanwhile, the Store saves,
+// [Store.Loaded] closes, and Load returns nil. With [Options.Watch], Load
+// also returns an error saying so if the watch could not start (the Store
+// then works without it). If ctx ends first, it returns an error wrapping
+// ctx's.
 //
 // Load is optional, and blocks: call it off the GUI's main goroutine, to
 // log what the read met and to know the places are all there, or wait on
@@ -59,20 +66,24 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 func (s *Store) Load(ctx context.Context) error { return s.core.Load(ctx) }
 
 // GetContext is [Store.Get] for callers that can wait: it first waits for
-// the file's read, behind the saves already queued on its path, until ctx
-// ends. It returns an error wrapping ctx's only when ctx ended first, and
-// then answers like Get; what the read met is [Store.Load]'s to report.
+// the file's first read to end, behind the saves already queued on its
+// path, until ctx ends. It returns an error wrapping ctx's only when ctx
+// ended first, and then answers like Get; what the read met, and whether
+// Get knows the file's places, is [Store.Load]'s to report.
 func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, error) {
 	err := s.core.Wait(ctx)
 	a, ok := s.Get(chat)
 	return a, ok, err
 }
 
-// Loaded returns a channel that is closed once the file's read has landed
-// and its places are merged: from then on Get answers for every place. It
-// is closed once; Open started the read. A GUI can wait
-// on it off its main goroutine and then redraw, for instance to restore a
-// scroll place that Get did not know yet.
+// Loaded returns a channel that is closed once the file's places are
+// merged: from then on Get answers for every place. It closes after a read
+// that found the file, no file, a corrupt one (moved aside) or a newer
+// release's (whose places are never read). While a read that failed
+// otherwise is retried (see [Store.Load]) it stays open, and it closes
+// when a retry reads the file. A GUI can wait on it off its main goroutine
+// and then redraw, for instance to restore a scroll place that Get did not
+// know yet.
 func (s *Store) Loaded() <-chan struct{} { return s.core.Loaded() }
 
 // snapshotLocked is what a save writes: a copy of the places, least
@@ -101,18 +112,29 @@ func (s *Store) snapshotLocked(now time.Time) (fileData, bool) {
 
 // Flush queues any unsaved Set or Forget now, then waits until the file has
 // reached the disk or ctx ends. If the file has not been read yet, it waits
-// for the read first (a save needs the file's places). It returns
-// statefile's error (a *statefile.NotDrainedError naming the path when ctx
-// ended first or the save failed), an error wrapping ctx's when the read
-// did not finish in time, and errors saying why saves are off or the last
-// one could not be queued (statefile.ErrClosed).
+// for the read first (a save needs the file's places), and if the read
+// failed it reads again at once. It returns statefile's error (a
+// *statefile.NotDrainedError naming the path when ctx ended first or the
+// save failed), an error wrapping ctx's when the read did not finish in
+// time, an error saying the places are not saved when the file still
+// cannot be read or a newer release wrote it, and one matching
+// statefile.ErrClosed when the last save could not be queued. With no Set
+// or Forget since Open it has nothing to save, and returns nil while the
+// file cannot be read.
 func (s *Store) Flush(ctx context.Context) error { return s.core.Flush(ctx) }
+
+// Path returns the anchors file's absolute, clean path: the file whose
+// failure [Store.Flush] reports. A flush.Hook holding this Store and the
+// statefile.Store it saves through reports that file under this Store's
+// item only (flush.PathOwner).
+func (s *Store) Path() string { return s.core.Path() }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,
 // queues any unsaved Set or Forget, and waits like [Store.Flush]. If the
 // file is still being read when ctx ends, the save is queued when the read
-// finishes, and no watch starts. After Close, Get still answers and Set and
+// finishes, and no watch starts. Close ends the timed reads of a file that
+// could not be read; with an edit unsaved, it first reads it once more. After Close, Get still answers and Set and
 // Forget change memory only. Close does not close the statefile.Store. A
 // second Close only waits for the file again. A Flush called while Close
 // queues the last Set returns only after it is queued.

@@ -67,45 +67,100 @@ func readThreadTier(pid, tid int) (t threadTier, ok bool, err error) {
 
 // expected is what every thread of an arm's workers must run at.
 type expected struct {
-	tier    threadTier
-	agNice  int  // the autogroup's nice
-	ownAG   bool // in an autogroup of its own, not the bench's
-	threads int  // threads checked so far, over all rounds
-	workers int
+	tier      threadTier
+	agNice    int  // the autogroup's nice
+	ownAG     bool // in an autogroup of its own, not the bench's
+	threads   int  // threads checked so far, over all rounds
+	processes int  // processes checked so far: the workers and all they started
+	workers   int
 }
 
-// checkApplied reads back every thread of every worker of arm a and fails
+// checkApplied reads back every thread of every process of every worker's
+// tree (the worker and what it started, found in /proc) of arm a and fails
 // when one is off the arm's tier. The tier is what the arm asks for
 // (armTier) or, for the arms that go through qos.Start, what the first
 // worker's first thread runs at, which must then be lower than the bench:
 // the bench checks that qos applied one tier to every thread, not which.
 func (b *bench) checkApplied(a arm) error {
 	for _, w := range b.pool.workers {
-		pid := w.cmd.Process.Pid
-		ag, err := qos.Inspect(pid)
-		if err != nil {
-			return fmt.Errorf("%s worker %d: %w", w.mode, pid, err)
-		}
-		tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+		tree, err := processTree(w.cmd.Process.Pid)
 		if err != nil {
 			return err
 		}
-		for _, e := range tids {
-			tid, _ := strconv.Atoi(e.Name())
-			t, ok, err := readThreadTier(pid, tid)
-			if err != nil || !ok {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			if err := b.expect(a, w.mode, pid, tid, t, ag); err != nil {
+		for _, pid := range tree {
+			if err := b.checkProcess(a, w.mode, pid); err != nil {
 				return err
 			}
 		}
 		b.applied[a.name].workers++
 	}
 	return nil
+}
+
+// checkProcess checks every thread of process pid of a worker's tree. A
+// process that exited since the tree was read is skipped.
+func (b *bench) checkProcess(a arm, mode string, pid int) error {
+	ag, err := qos.Inspect(pid)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("%s worker's process %d: %w", mode, pid, err)
+	}
+	tids, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, e := range tids {
+		tid, _ := strconv.Atoi(e.Name())
+		t, ok, err := readThreadTier(pid, tid)
+		if err != nil || !ok {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		if err := b.expect(a, mode, pid, tid, t, ag); err != nil {
+			return err
+		}
+	}
+	b.applied[a.name].processes++
+	return nil
+}
+
+// processTree returns root and every process below it, parents first, from
+// the parent pids in /proc/<pid>/stat (field 4, proc_pid_stat(5)).
+func processTree(root int) ([]int, error) {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return nil, err
+	}
+	kids := map[int][]int{}
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		i := strings.LastIndexByte(string(b), ')')
+		f := strings.Fields(string(b[i+1:]))
+		if i < 0 || len(f) < 2 {
+			continue
+		}
+		ppid, _ := strconv.Atoi(f[4-3])
+		kids[ppid] = append(kids[ppid], pid)
+	}
+	tree := []int{root}
+	for i := 0; i < len(tree); i++ {
+		tree = append(tree, kids[tree[i]]...)
+	}
+	return tree, nil
 }
 
 // expect checks one thread against the arm's tier, fixing the tier at the
@@ -117,7 +172,7 @@ func (b *bench) expect(a arm, mode string, pid, tid int, t threadTier, ag qos.Ap
 		if want, ok := armTier(a, b.own); ok {
 			ex.tier = want
 		} else if t.nice <= b.own.nice && t.policy != unix.SCHED_IDLE {
-			return fmt.Errorf("arm %s: %s worker %d thread %d runs at %s, no lower than the bench (%s)", a.name, mode, pid, tid, t, b.own)
+			return fmt.Errorf("arm %s: %s worker tree's process %d thread %d runs at %s, no lower than the bench (%s)", a.name, mode, pid, tid, t, b.own)
 		}
 		ex.agNice, ex.ownAG = wantAutogroup(a, t, ex)
 		b.applied[a.name] = ex
@@ -125,7 +180,7 @@ func (b *bench) expect(a arm, mode string, pid, tid int, t threadTier, ag qos.Ap
 	ex.threads++
 	got := ag.Autogroup != b.ownAG
 	if t != ex.tier || got != ex.ownAG || (ag.Autogroup != "" && ag.AutogroupNice != ex.agNice) {
-		return fmt.Errorf("arm %s: %s worker %d thread %d is off-tier: %s, autogroup %s nice %d; want %s, own autogroup %v nice %d",
+		return fmt.Errorf("arm %s: %s worker tree's process %d thread %d is off-tier: %s, autogroup %s nice %d; want %s, own autogroup %v nice %d",
 			a.name, mode, pid, tid, t, ag.Autogroup, ag.AutogroupNice, ex.tier, ex.ownAG, ex.agNice)
 	}
 	return nil
@@ -163,5 +218,5 @@ func (e *expected) String() string {
 	if e.ownAG {
 		ag = fmt.Sprintf("own autogroup nice %d", e.agNice)
 	}
-	return fmt.Sprintf("%s, %s (%d workers, %d threads)", e.tier, ag, e.workers, e.threads)
+	return fmt.Sprintf("%s, %s (%d workers, %d processes, %d threads)", e.tier, ag, e.workers, e.processes, e.threads)
 }

@@ -51,7 +51,7 @@ func (b *bench) output(stdout io.Writer) error {
 	for name, ex := range b.applied {
 		b.env.Applied[name] = ex.String()
 	}
-	b.env.Checked = fmt.Sprintf("every thread of every worker read back at the end of each window, all %d round(s): nice, policy, I/O priority, autogroup; none off-tier", b.cfg.rounds)
+	b.env.Checked = fmt.Sprintf("every thread of every process of every worker's tree read back at the end of each window, all %d round(s): nice, policy, I/O priority, autogroup; none off-tier", b.cfg.rounds)
 	rep := report{Env: b.env, Rows: b.res.rows(b.cfg.seed)}
 	for i := range rep.Rows {
 		rep.Rows[i].IOSched = activeName(b.env.IOScheduler)

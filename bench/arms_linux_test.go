@@ -1,10 +1,13 @@
 package main
 
 import (
+	"bufio"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/offmain/offmain/qos"
@@ -91,4 +94,27 @@ func TestCheckAppliedFailsOffTier(t *testing.T) {
 	err := b.checkApplied(a)
 	require.Error(t, err, "got no error for a thread at nice 3, want off-tier")
 	assert.Contains(t, err.Error(), "thread "+strconv.Itoa(last)+" is off-tier", "error message")
+}
+
+// TestCheckAppliedReadsTheTree: a worker's child is part of what is
+// checked. A "worker" (a shell here) at the bench's tier that started a
+// child at nice 3 fails the check, which names the child.
+func TestCheckAppliedReadsTheTree(t *testing.T) {
+	cmd := exec.Command("/bin/sh", "-c", "nice -n 3 sleep 100 & echo $!; wait")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	t.Cleanup(func() { _ = unix.Kill(-cmd.Process.Pid, unix.SIGKILL); _ = cmd.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	child := strings.TrimSpace(line)
+	tree, err := processTree(cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.Contains(t, tree, cmd.Process.Pid, "the tree holds the worker")
+	b := &bench{pool: &pool{workers: []*worker{{mode: "spin", cmd: cmd}}}, applied: map[string]*expected{}}
+	require.NoError(t, b.readOwnTier())
+	err = b.checkApplied(arm{name: "default", kind: armDefault})
+	require.Error(t, err, "got no error for a child at nice 3, want off-tier")
+	assert.Contains(t, err.Error(), "process "+child+" thread "+child+" is off-tier", "error message")
 }

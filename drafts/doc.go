@@ -18,8 +18,9 @@
 // [OpenContext] where waiting is fine. anchors works the same way.
 //
 // At quit, call [Store.Close] (or [Store.Flush], or add the Store to a
-// flush.Hook): it queues the last edit at once and waits for it under a
-// deadline.
+// flush.Hook, beside the statefile.Store: adding that one alone would not
+// save the edits still settling): it queues the last edit at once and
+// waits for it under a deadline.
 //
 // # Several windows
 //
@@ -90,9 +91,13 @@
 // beside it when the directory allows (statefile keeps the newest few such
 // copies, see statefile.Options.MaxCorrupt); the Store starts empty and
 // saves as usual, and [Store.Load] returns an error matching
-// statefile.ErrCorrupt. After any other read error (EACCES, EIO) the Store
-// works in memory but never saves, so a file that could not be read is
-// never overwritten; Load and Flush return that error.
+// statefile.ErrCorrupt. After any other read error (EACCES, EIO, EISDIR, a
+// network home not mounted yet) the Store keeps every edit in memory and
+// saves nothing, so a file that could not be read is never overwritten;
+// it reads the file again, with backoff up to 30 s and at every save due
+// and every Flush, and once a read succeeds merges the file's drafts under
+// the edits made meanwhile and saves them (see [Store.Load]). Until then
+// Load, and Flush after an edit, return that error.
 //
 // # Stability
 //

@@ -200,19 +200,29 @@ func (s *Store) snapshotLocked(now time.Time) (fileData, bool) {
 
 // Flush queues any unsaved edit now, then waits until the drafts file has
 // reached the disk or ctx ends. If the file has not been read yet, it waits
-// for the read first (a save needs the file's drafts). It returns
-// statefile's error (a *statefile.NotDrainedError naming the path when ctx
-// ended first or the save failed), an error wrapping ctx's when the read
-// did not finish in time, and errors saying why saves are off (the file
-// could not be read) or the last edit could not be queued (an error
-// matching statefile.ErrClosed).
+// for the read first (a save needs the file's drafts), and if the read
+// failed it reads again at once. It returns statefile's error (a
+// *statefile.NotDrainedError naming the path when ctx ended first or the
+// save failed), an error wrapping ctx's when the read did not finish in
+// time, an error saying the edits are not saved when the file still cannot
+// be read or a newer release wrote it, and one matching
+// statefile.ErrClosed when the last edit could not be queued. With no edit
+// since Open it has nothing to save, and returns nil while the file cannot
+// be read.
 func (s *Store) Flush(ctx context.Context) error { return s.core.Flush(ctx) }
+
+// Path returns the drafts file's absolute, clean path: the file whose
+// failure [Store.Flush] reports. A flush.Hook holding this Store and the
+// statefile.Store it saves through reports that file under this Store's
+// item only (flush.PathOwner).
+func (s *Store) Path() string { return s.core.Path() }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,
 // queues any unsaved edit, and waits for the file like [Store.Flush]. If
 // the file is still being read when ctx ends, the save is queued when the
-// read finishes, and no watch starts. After Close the Store still answers
+// read finishes, and no watch starts; a read that failed is tried once more
+// by Close, and no more after it. After Close the Store still answers
 // Get and Tabs, and Set, Put and Delete still change memory, but nothing
 // more is saved or merged. Close does not close the statefile.Store, which
 // may hold other files. A second Close only waits for the file again. A

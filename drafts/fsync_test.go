@@ -3,6 +3,7 @@ package drafts
 import (
 	"context"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -25,10 +26,10 @@ func TestTypingFsyncs(t *testing.T) {
 	st := statefile.NewStore(statefile.Options{Trace: func(tr statefile.SaveTrace) {
 		mu.Lock()
 		defer mu.Unlock()
-		if tr.Sync > 0 || tr.DirSync > 0 || tr.Rename > 0 {
-			writes++
-		} else {
+		if tr.Unchanged {
 			unchanged++
+		} else {
+			writes++
 		}
 		for _, d := range []bool{tr.Sync > 0, tr.DirSync > 0} {
 			if d {
@@ -58,5 +59,10 @@ func TestTypingFsyncs(t *testing.T) {
 	defer mu.Unlock()
 	t.Logf("%d settles: %d writes, %d fsyncs, %d unchanged", settles, writes, fsyncs, unchanged)
 	assert.Equal(t, 20, writes, "writes: got, want one per settle that changed the draft")
-	assert.Equal(t, 40, fsyncs, "fsyncs: got, want two per write (file, directory)")
+	if runtime.GOOS != "windows" {
+		assert.Equal(t, 40, fsyncs, "fsyncs: got, want two per write (file, directory)")
+	}
+	// On Windows the trace cannot count them: there is no directory fsync,
+	// and the monotonic clock moves in timer ticks (runtime.nanotime1 reads
+	// INTERRUPT_TIME), so a small file's fsync often measures 0.
 }

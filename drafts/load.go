@@ -15,8 +15,8 @@ import (
 // Until that read lands ([Store.Loaded] closes), Get and Tabs know only the
 // drafts set since Open, which win over the file's; [Store.Load] waits for
 // the read and returns what it met (a corrupt file kept aside, a file that
-// could not be read and so is never overwritten). With [Options.Watch] the
-// watch starts after the read. The only errors are statefile.Open's, such
+// could not be read yet and so is not overwritten, see [Store.Load]). With
+// [Options.Watch] the watch starts after the read. The only errors are statefile.Open's, such
 // as statefile.ErrClosed; the Store is then nil.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	f, err := statefile.OpenWith(st, path, statefile.FileOptions[fileData]{Migrations: formatHistory})
@@ -37,8 +37,8 @@ var formatHistory = []statefile.Migration{{Version: 1, Migrate: func(b []byte) (
 // (a start-up goroutine, a command-line tool): it returns once the file has
 // been read or ctx has ended. The Store is nil only when Open fails;
 // otherwise it is usable and err is Load's (nil, a corrupt file kept
-// aside, a file that could not be read, or ctx's error while the read goes
-// on in the background): log it and go on.
+// aside, a file that could not be read yet and is read again, or ctx's
+// error while the read goes on in the background): log it and go on.
 func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Options) (*Store, error) {
 	s, err := Open(st, path, opts)
 	if err != nil {
@@ -97,32 +97,42 @@ func (s *Store) mergeReadLocked(data fileData, now time.Time) (dropped bool) {
 	return dropped
 }
 
-// Load waits until the file has been read or ctx ends, and returns what
-// the read met: nil when the file was read or did not exist; an error
-// matching statefile.ErrCorrupt when it did not parse (statefile kept the
-// bytes aside when it could, see statefile.CorruptError; the Store started
-// empty and saves as usual); any other read error (EACCES, EIO), after
-// which the Store keeps working in memory but never saves, so that a file
-// it could not read is not overwritten: fix the cause (permissions, the
-// disk) and start again. With [Options.Watch], it also returns an error
-// saying so if the watch could not start (the Store then works without
-// it). Every call returns the same error, or one wrapping ctx's if ctx
-// ended first.
+// Load waits until the file's first read has ended or ctx ends, and
+// returns what the latest read met: nil when the file was read or did not
+// exist; an error matching statefile.ErrCorrupt when it did not parse
+// (statefile kept the bytes aside when it could, see
+// statefile.CorruptError; the Store started empty and saves as usual); one
+// matching statefile.ErrNewerVersion for a newer release's file, which the
+// Store never saves over; and any other read error (EACCES, EIO, EISDIR, a
+// network home not mounted yet). After such an error the Store keeps every
+// edit in memory, saves nothing, so that a file it could not read is never
+// overwritten, and reads the file again: 0.25 s after the failure, then twice as long after each failure up to 30 s, and at
+// once when an edit's save comes due and at every Flush and Close. Once a
+// read succeeds, the file's drafts are merged under the edits made
+// meanwhile, the Store saves, [Store.Loaded] closes, and Load returns nil.
+// With [Options.Watch], Load also returns an error saying so if the watch
+// could not start (the Store then works without it). If ctx ends first,
+// it returns an error wrapping ctx's.
 //
 // Load is optional, and blocks: call it off the GUI's main goroutine, to
 // log what the read met and to know the drafts are all there, or wait on
 // [Store.Loaded] instead.
 func (s *Store) Load(ctx context.Context) error { return s.core.Load(ctx) }
 
-// Loaded returns a channel that is closed once the file's read has landed
-// and its drafts are merged: from then on Get and Tabs answer for every
-// draft. A GUI can wait on it off its main goroutine and then redraw, to
-// show a draft that Get did not know yet.
+// Loaded returns a channel that is closed once the file's drafts are
+// merged: from then on Get and Tabs answer for every draft. It closes after
+// a read that found the file, no file, a corrupt one (moved aside) or a
+// newer release's (whose drafts are never read). While a read that failed
+// otherwise is retried (see [Store.Load]) it stays open, and it closes when
+// a retry reads the file: a GUI can wait on it off its main goroutine and
+// then redraw, to show a draft Get did not know yet, and clear a warning
+// it showed for Load's error.
 func (s *Store) Loaded() <-chan struct{} { return s.core.Loaded() }
 
 // GetContext is [Store.Get] for callers that can wait: it first waits for
-// the file's read, until ctx ends. It returns an error wrapping ctx's only
-// when ctx ended first, and then answers like Get; what the read met is
+// the file's first read to end, until ctx ends. It returns an error
+// wrapping ctx's only when ctx ended first, and then answers like Get;
+// what the read met, and whether Get knows the file's drafts, is
 // [Store.Load]'s to report.
 func (s *Store) GetContext(ctx context.Context, tab string) (Draft, bool, error) {
 	err := s.core.Wait(ctx)

@@ -101,8 +101,7 @@ func TestErrorTextsOneLine(t *testing.T) {
 	s, err := openSync(t.Context(), f, Options{Watch: true})
 	require.Error(t, err)
 	assert.NotContains(t, err.Error(), "\n", "Load: got %q", err.Error())
-	s.Set("a", "x")
-	s.sched.Stop()
+	s.Set("a", "x") // Close's save, due before the file could be read, reads it again
 	f.SetSaveErr(statefile.ErrClosed)
 	ferr := s.Close(t.Context())
 	require.Error(t, ferr)

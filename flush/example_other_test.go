@@ -2,6 +2,8 @@
 
 package flush_test
 
-import "syscall"
+import "os/exec"
 
-func agentAttr() *syscall.SysProcAttr { return nil }
+// agentCommand is a long-running agent for the examples: Windows has no
+// sleep(1); ping waits a second between its 30 echoes of the loopback.
+func agentCommand() *exec.Cmd { return exec.Command("ping", "-n", "30", "127.0.0.1") }

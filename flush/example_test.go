@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"time"
 
@@ -108,8 +107,7 @@ func ExampleHook_Notify() {
 	stop := hook.Notify()
 	defer stop()
 
-	agent := exec.Command("sleep", "30")
-	agent.SysProcAttr = agentAttr() // a process group of its own (Setsid), so Stop reaches what it starts
+	agent := agentCommand() // sleep 30, in a process group of its own (Setsid) so Stop reaches what it starts
 	if err := agents.Start(agent, qos.Agent, qos.ModeUtility); err != nil {
 		log.Fatal(err)
 	}

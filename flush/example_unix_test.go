@@ -2,6 +2,15 @@
 
 package flush_test
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
-func agentAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setsid: true} }
+// agentCommand is a long-running agent for the examples, in a process
+// group of its own (Setsid), so Stop reaches what it starts.
+func agentCommand() *exec.Cmd {
+	cmd := exec.Command("sleep", "30")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	return cmd
+}

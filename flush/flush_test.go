@@ -4,7 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -220,4 +223,134 @@ func TestReportString(t *testing.T) {
 			assert.NotContains(t, got, "\n", "one line")
 		})
 	}
+}
+
+// store is a fake statefile.Store: it flushes paths, each of which fails
+// with its error (nil: drained). It records what FlushExcept left out.
+type store struct {
+	mu     sync.Mutex // protects except
+	paths  map[string]error
+	except [][]string
+}
+
+func (s *store) Flush(ctx context.Context) error { return s.flush(nil) }
+
+func (s *store) FlushExcept(ctx context.Context, except ...string) error {
+	s.mu.Lock()
+	s.except = append(s.except, except)
+	s.mu.Unlock()
+	return s.flush(except)
+}
+
+func (s *store) flush(except []string) error {
+	var errs []error
+	for _, p := range slices.Sorted(maps.Keys(s.paths)) {
+		if err := s.paths[p]; err != nil && !slices.Contains(except, p) {
+			errs = append(errs, fmt.Errorf("failed %s: %w", p, err))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// owner is a fake drafts.Store: it owns one file of a store.
+type owner struct {
+	s    *store
+	path string
+}
+
+func (o owner) Flush(context.Context) error {
+	if err := o.s.paths[o.path]; err != nil {
+		return fmt.Errorf("failed %s: %w", o.path, err)
+	}
+	return nil
+}
+
+func (o owner) Path() string { return o.path }
+
+// TestRunAttributesPaths: with the stores of an app added (a statefile
+// Store and the drafts and anchors stores that save through it), a failed
+// drafts.json is reported under "drafts" alone: the Store's item leaves
+// the paths other items own out of its Flush.
+func TestRunAttributesPaths(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errFull := errors.New("no space left on device")
+		st := &store{paths: map[string]error{
+			"/s/settings.json": nil,
+			"/s/drafts.json":   errFull,
+			"/s/anchors.json":  nil,
+		}}
+		h := New(time.Second)
+		h.Add("state", st)
+		h.Add("drafts", owner{st, "/s/drafts.json"})
+		h.Add("anchors", owner{st, "/s/anchors.json"})
+		h.Add("agents", after(time.Millisecond, nil))
+		r := h.Run()
+		require.Len(t, r.Items, 4)
+		assert.True(t, r.Items[0].Drained, "state: got %v, want drained: drafts.json is the drafts item's", r.Items[0].Err)
+		assert.False(t, r.Items[1].Drained, "drafts: got drained, want its failure")
+		assert.ErrorIs(t, r.Items[1].Err, errFull)
+		assert.True(t, r.Items[2].Drained, "anchors")
+		assert.True(t, r.Items[3].Drained, "agents")
+		assert.Equal(t, [][]string{{"/s/drafts.json", "/s/anchors.json"}}, st.except, "FlushExcept's paths: got, want the owners'")
+		assert.Equal(t, 1, strings.Count(r.String(), "drafts.json"), "drafts.json once in %q", r.String())
+
+		// Alone, the Store flushes everything, and reports drafts.json.
+		h = New(time.Second)
+		h.Add("state", st)
+		r = h.Run()
+		assert.ErrorIs(t, r.Items[0].Err, errFull, "a Store alone reports every path")
+		assert.Len(t, st.except, 1, "FlushExcept without owners: got a call, want Flush")
+	})
+}
+
+// TestRunConcurrent: a Run called while another is under way (a toolkit's
+// quit and a signal at once) flushes nothing again: both return the one
+// flush's report. A Run after them flushes again.
+func TestRunConcurrent(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		calls := 0
+		h := New(time.Second)
+		h.Add("state", Func(func(ctx context.Context) error {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			return after(200*time.Millisecond, nil)(ctx)
+		}))
+		start := time.Now()
+		reports := make(chan Report, 2)
+		go func() { reports <- h.Run() }()
+		wait := time.NewTimer(50 * time.Millisecond)
+		<-wait.C
+		go func() { reports <- h.Run() }()
+		a, b := <-reports, <-reports
+		assert.Equal(t, 200*time.Millisecond, time.Since(start), "the second Run returns with the first")
+		assert.Equal(t, 1, calls, "flushes: got, want one for both Runs")
+		assert.Equal(t, a, b, "both Runs return the one report")
+		assert.True(t, a.Drained)
+		a.Items[0].Name = "changed"
+		assert.Equal(t, "state", b.Items[0].Name, "each Run's report is its own")
+
+		h.Run()
+		assert.Equal(t, 2, calls, "a Run after them flushes again")
+	})
+}
+
+// TestRunJoinerContext: a RunContext that joins a Run under way still
+// returns when its own ctx ends, reporting the items as still flushing.
+func TestRunJoinerContext(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(time.Second)
+		h.Add("slow", after(500*time.Millisecond, nil))
+		first := make(chan Report, 1)
+		go func() { first <- h.Run() }()
+		synctest.Wait()
+		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
+		defer cancel()
+		r := h.RunContext(ctx)
+		assert.Equal(t, 100*time.Millisecond, r.Took, "the joiner's own deadline")
+		assert.False(t, r.Drained)
+		assert.ErrorIs(t, r.Items[0].Err, context.DeadlineExceeded)
+		assert.True(t, (<-first).Drained, "the first Run goes on to its end")
+	})
 }

@@ -17,14 +17,28 @@ var defaultSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // quit the process cleanly: on the first one it runs [Hook.Run], writes the
 // [Report] on one line to standard error, and exits with status 128+signal,
 // the shell's convention for death by a signal (130 for SIGINT, 143 for
-// SIGTERM). A second signal while Run is under way exits at once with
-// 128+that signal: the user asked twice.
+// SIGTERM).
+//
+// Only the same key pressed twice gives up on the disk: a second SIGINT
+// after a SIGINT (Ctrl-C, Ctrl-C), or SIGQUIT after SIGQUIT, while Run is
+// under way exits at once with 128+that signal. Any other signal meanwhile
+// is noted on standard error and the flush runs to its end: a session's
+// logout sends SIGTERM and then, at once, SIGHUP (systemd-logind's session
+// scopes have SendSIGHUP=yes, see systemd.kill(5)), and a service manager
+// may repeat SIGTERM.
+//
+// A signal that was ignored when Notify was called stays ignored: Notify
+// does not catch it. os/signal's Notify would otherwise turn an ignored
+// signal back on (see signal.Ignored), so that `nohup app &`, which starts
+// the app with SIGHUP ignored, would quit when its terminal closes.
 //
 // A signal before Notify has its default effect (for these three: the
 // process dies, nothing flushed); one after it runs only what was added to
 // the Hook by then, so Add each store as soon as it exists (see the package
 // documentation). Nothing after the exit runs: stopping the app's agents
-// belongs in the Hook too, as flush.Func(group.Stop) for a qos.Group.
+// belongs in the Hook too, as flush.Func(group.Stop) for a qos.Group. A
+// Run the app calls itself while the signal's Run is under way (a toolkit
+// that quits on the same signal) shares its flush and report.
 //
 // Notify starts one goroutine that waits for the signals; stop unregisters
 // them and ends it. If a signal already started the quit, stop waits for it,
@@ -34,18 +48,28 @@ func (h *Hook) Notify(sig ...os.Signal) (stop func()) {
 	if len(sig) == 0 {
 		sig = defaultSignals
 	}
-	notify, unnotify := h.signalFuncs()
+	notify, unnotify, ignored := h.signalFuncs()
+	var caught []os.Signal
+	for _, s := range sig {
+		if !ignored(s) {
+			caught = append(caught, s)
+		}
+	}
 	// Room for the first and a second signal: os/signal drops signals a
 	// full channel cannot take.
 	c := make(chan os.Signal, 2)
-	notify(c, sig...)
+	if len(caught) > 0 { // signal.Notify with no signal would catch them all
+		notify(c, caught...)
+	}
 	quit := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Go(func() { h.watch(c, quit) })
 	var once sync.Once
 	return func() {
 		once.Do(func() {
-			unnotify(c)
+			if len(caught) > 0 {
+				unnotify(c)
+			}
 			close(quit)
 			wg.Wait()
 		})
@@ -64,15 +88,29 @@ func (h *Hook) watch(c <-chan os.Signal, quit <-chan struct{}) {
 	reports := make(chan Report, 1)
 	go func() { reports <- h.Run() }()
 	exit := h.exitFunc()
-	select {
-	case r := <-reports:
-		fmt.Fprintln(h.errOut(), r.format(fmt.Sprintf("flush: %v: ", first)))
-		exit(ExitCode(first))
-	case second := <-c:
-		fmt.Fprintf(h.errOut(), "flush: %v: second signal, exiting without waiting for the disk\n", second)
-		exit(ExitCode(second))
-		<-reports // reached only when exit returns (tests): let Run finish
+	for {
+		select {
+		case r := <-reports:
+			fmt.Fprintln(h.errOut(), r.format(fmt.Sprintf("flush: %v: ", first)))
+			exit(ExitCode(first))
+			return
+		case again := <-c:
+			if again != first || !interactive(again) {
+				fmt.Fprintf(h.errOut(), "flush: %v while quitting on %v: still waiting for the disk\n", again, first)
+				continue
+			}
+			fmt.Fprintf(h.errOut(), "flush: %v: second signal, exiting without waiting for the disk\n", again)
+			exit(ExitCode(again))
+			<-reports // reached only when exit returns (tests): let Run finish
+			return
+		}
 	}
+}
+
+// interactive reports whether sig comes from a key a person presses at a
+// terminal (Ctrl-C, Ctrl-\), whose repeat means "now".
+func interactive(sig os.Signal) bool {
+	return sig == os.Interrupt || sig == syscall.SIGQUIT
 }
 
 // ExitCode is the status a process that quits on sig should exit with:

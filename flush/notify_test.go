@@ -2,7 +2,9 @@ package flush
 
 import (
 	"bytes"
+	"fmt"
 	"os"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -16,12 +18,14 @@ import (
 // fakeSignals stands in for os/signal inside a synctest bubble: real signal
 // delivery comes from outside the bubble, which synctest forbids.
 type fakeSignals struct {
-	mu      sync.Mutex // protects the fields below
-	c       chan<- os.Signal
-	sigs    []os.Signal
-	stopped bool
-	out     bytes.Buffer  // the hook's standard error
-	exits   chan exitCall // one per exit call
+	mu       sync.Mutex // protects the fields below
+	c        chan<- os.Signal
+	sigs     []os.Signal
+	notified bool        // notify was called
+	ignored  []os.Signal // what signal.Ignored reports as ignored
+	stopped  bool
+	out      bytes.Buffer  // the hook's standard error
+	exits    chan exitCall // one per exit call
 }
 
 type exitCall struct {
@@ -34,7 +38,12 @@ func install(h *Hook) *fakeSignals {
 	h.notify = func(c chan<- os.Signal, sig ...os.Signal) {
 		f.mu.Lock()
 		defer f.mu.Unlock()
-		f.c, f.sigs = c, sig
+		f.c, f.sigs, f.notified = c, sig, true
+	}
+	h.ignored = func(s os.Signal) bool {
+		f.mu.Lock()
+		defer f.mu.Unlock()
+		return slices.Contains(f.ignored, s)
 	}
 	h.unnotify = func(c chan<- os.Signal) {
 		f.mu.Lock()
@@ -119,25 +128,88 @@ func TestNotifyStuckDisk(t *testing.T) {
 	})
 }
 
+// TestNotifySecondSignalExitsAtOnce: Ctrl-C, Ctrl-C gives up waiting for
+// the disk.
 func TestNotifySecondSignalExitsAtOnce(t *testing.T) {
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGQUIT} {
+		t.Run(sig.String(), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				release := make(chan struct{})
+				defer close(release)
+				h := New(2 * time.Second)
+				f := install(h)
+				h.Add("stuck", stuck(release))
+				stop := h.Notify(os.Interrupt, syscall.SIGQUIT)
+				defer stop()
+				start := time.Now()
+				f.send(sig)
+				wait := time.NewTimer(100 * time.Millisecond)
+				<-wait.C
+				require.Empty(t, f.exits, "exited before the deadline on one signal")
+				f.send(sig)
+				e := <-f.exits
+				assert.Equal(t, ExitCode(sig), e.code, "second signal's status")
+				assert.Equal(t, 100*time.Millisecond, e.at.Sub(start), "no wait after the second signal")
+				assert.Equal(t, "flush: "+sig.String()+": second signal, exiting without waiting for the disk\n", f.stderr())
+			})
+		})
+	}
+}
+
+// TestNotifyOtherSecondSignalWaits: a logout's SIGTERM then SIGHUP, a
+// service manager's repeated SIGTERM, or a hangup after Ctrl-C, does not
+// cut the flush short: the exit comes when Run returns, with the first
+// signal's status.
+func TestNotifyOtherSecondSignalWaits(t *testing.T) {
+	for _, tt := range []struct{ first, second os.Signal }{
+		{syscall.SIGTERM, syscall.SIGHUP},
+		{syscall.SIGTERM, syscall.SIGTERM},
+		{syscall.SIGHUP, syscall.SIGTERM},
+		{syscall.SIGHUP, syscall.SIGHUP},
+		{os.Interrupt, syscall.SIGHUP},
+		{syscall.SIGTERM, os.Interrupt},
+	} {
+		t.Run(fmt.Sprintf("%v then %v", tt.first, tt.second), func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				h := New(2 * time.Second)
+				f := install(h)
+				h.Add("state", after(time.Second, nil))
+				stop := h.Notify()
+				defer stop()
+				start := time.Now()
+				f.send(tt.first)
+				wait := time.NewTimer(100 * time.Millisecond)
+				<-wait.C
+				f.send(tt.second)
+				e := <-f.exits
+				assert.Equal(t, ExitCode(tt.first), e.code, "exit status: got, want the first signal's")
+				assert.Equal(t, time.Second, e.at.Sub(start), "exit once the flush drained, not at the second signal")
+				want := fmt.Sprintf("flush: %v while quitting on %v: still waiting for the disk\n"+
+					"flush: %v: drained 1/1 in 1s\n", tt.second, tt.first, tt.first)
+				assert.Equal(t, want, f.stderr())
+			})
+		})
+	}
+}
+
+// TestNotifyLeavesIgnoredSignals: a signal ignored at Notify (nohup's
+// SIGHUP) is not caught, so it stays ignored.
+func TestNotifyLeavesIgnoredSignals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		release := make(chan struct{})
-		defer close(release)
-		h := New(2 * time.Second)
+		h := New(time.Second)
 		f := install(h)
-		h.Add("stuck", stuck(release))
+		f.ignored = []os.Signal{syscall.SIGHUP}
 		stop := h.Notify()
-		defer stop()
-		start := time.Now()
-		f.send(syscall.SIGTERM)
-		wait := time.NewTimer(100 * time.Millisecond)
-		<-wait.C
-		require.Empty(t, f.exits, "exited before the deadline on one signal")
-		f.send(syscall.SIGINT)
-		e := <-f.exits
-		assert.Equal(t, 130, e.code, "second signal's status")
-		assert.Equal(t, 100*time.Millisecond, e.at.Sub(start), "no wait after the second signal")
-		assert.Equal(t, "flush: interrupt: second signal, exiting without waiting for the disk\n", f.stderr())
+		assert.Equal(t, []os.Signal{os.Interrupt, syscall.SIGTERM}, f.sigs, "caught: got, want all but the ignored")
+		stop()
+
+		h = New(time.Second)
+		f = install(h)
+		f.ignored = []os.Signal{syscall.SIGHUP}
+		stop = h.Notify(syscall.SIGHUP)
+		assert.False(t, f.notified, "with every listed signal ignored, signal.Notify must not be called: with none it catches all")
+		stop()
+		assert.False(t, f.stopped, "nothing to unregister")
 	})
 }
 

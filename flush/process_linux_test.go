@@ -10,8 +10,10 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,7 +46,14 @@ type payload struct {
 // returns at once.
 func TestChild(t *testing.T) {
 	mode := os.Getenv(childEnv)
-	if mode == "" {
+	switch mode {
+	case "":
+		return
+	case "logout":
+		logoutChild(t)
+		return
+	case "nohup":
+		nohupChild(t)
 		return
 	}
 	st := statefile.NewStore(statefile.Options{})
@@ -72,13 +81,23 @@ func TestChild(t *testing.T) {
 	os.Exit(3)
 }
 
-// startChild runs TestChild in mode and waits for it to be ready. It
-// returns the child and its standard error.
-func startChild(t *testing.T, mode string, env ...string) (*exec.Cmd, *bytes.Buffer) {
+// child is a child process started by startChild.
+type child struct {
+	cmd    *exec.Cmd
+	stdin  io.WriteCloser
+	stdout <-chan string // the lines after "ready"; closed at EOF
+	stderr <-chan string // every line; closed at EOF
+	errBuf *lockedBuffer // all of stderr
+}
+
+// startChild runs TestChild in mode and waits for it to be ready. With
+// wrapper (such as "nohup"), the child is started through that command.
+func startChild(t *testing.T, mode string, wrapper []string, env ...string) *child {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	t.Cleanup(cancel)
-	cmd := exec.CommandContext(ctx, os.Args[0], "-test.run=^TestChild$", "-test.count=1")
+	args := append(append([]string(nil), wrapper...), os.Args[0], "-test.run=^TestChild$", "-test.count=1")
+	cmd := exec.CommandContext(ctx, args[0], args[1:]...)
 	// atexit_sleep_ms=0: the race detector otherwise waits 1s at exit.
 	cmd.Env = append(os.Environ(), append(env, childEnv+"="+mode, "GORACE=atexit_sleep_ms=0")...)
 	stdin, err := cmd.StdinPipe()
@@ -86,19 +105,81 @@ func startChild(t *testing.T, mode string, env ...string) (*exec.Cmd, *bytes.Buf
 	t.Cleanup(func() { stdin.Close() })
 	stdout, err := cmd.StdoutPipe()
 	require.NoError(t, err)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr, err := cmd.StderrPipe()
+	require.NoError(t, err)
+	if len(wrapper) == 0 && signal.Ignored(syscall.SIGHUP) {
+		// The go command itself runs under nohup: the child would inherit
+		// SIGHUP ignored (execve(2) keeps ignored signals ignored) and the
+		// logout test could not hang it up. With a handler set here, the
+		// child starts with the default, as a session's app does.
+		hup := make(chan os.Signal, 1)
+		signal.Notify(hup, syscall.SIGHUP)
+		defer signal.Stop(hup)
+	}
 	require.NoError(t, cmd.Start())
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	c := &child{cmd: cmd, stdin: stdin, errBuf: &lockedBuffer{}}
+	errLines := make(chan string, 64)
+	c.stderr = errLines
+	// Both readers end at EOF, when the child exits; Wait waits for them.
+	var readers sync.WaitGroup
+	readers.Go(func() {
+		defer close(errLines)
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			c.errBuf.WriteLine(sc.Text())
+			select {
+			case errLines <- sc.Text():
+			default: // nobody reads them: the buffer keeps them
+			}
+		}
+	})
+	t.Cleanup(func() { _ = cmd.Process.Kill(); readers.Wait(); _ = cmd.Wait() })
 	sc := bufio.NewScanner(stdout)
 	for sc.Scan() {
 		if sc.Text() == "ready" {
-			go func() { _, _ = io.Copy(io.Discard, stdout) }() // ends when the child exits
-			return cmd, &stderr
+			lines := make(chan string, 64)
+			c.stdout = lines
+			readers.Go(func() {
+				defer close(lines)
+				for sc.Scan() {
+					lines <- sc.Text()
+				}
+			})
+			return c
 		}
 	}
-	t.Fatalf("child ended before it was ready: %v; stderr:\n%s", sc.Err(), stderr.String())
-	return nil, nil
+	t.Fatalf("child ended before it was ready: %v; stderr:\n%s", sc.Err(), c.errBuf)
+	return nil
+}
+
+// wait waits for the child to exit and returns its exit status.
+func (c *child) wait(t *testing.T) int {
+	t.Helper()
+	for range c.stdout { // drain, so the child never blocks on a full pipe
+	}
+	for range c.stderr {
+	}
+	return exitCode(t, c.cmd.Wait())
+}
+
+// lockedBuffer is a bytes.Buffer of lines for one writer goroutine and
+// readers on others.
+type lockedBuffer struct {
+	mu sync.Mutex // protects b
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) WriteLine(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.b.WriteString(s)
+	l.b.WriteByte('\n')
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
 
 func exitCode(t *testing.T, err error) int {
@@ -112,12 +193,11 @@ func exitCode(t *testing.T, err error) int {
 // 128+15 only after its last save is on disk.
 func TestQuitOnSIGTERM(t *testing.T) {
 	dir := t.TempDir()
-	cmd, stderr := startChild(t, "sigterm", childDirEnv+"="+dir)
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	err := cmd.Wait()
-	assert.Equal(t, 143, exitCode(t, err), "exit status; stderr:\n%s", stderr)
-	t.Logf("child: %s", stderr)
-	assert.Contains(t, stderr.String(), "flush: terminated: drained 1/1 in ")
+	c := startChild(t, "sigterm", nil, childDirEnv+"="+dir)
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	assert.Equal(t, 143, c.wait(t), "exit status; stderr:\n%s", c.errBuf)
+	t.Logf("child: %s", c.errBuf)
+	assert.Contains(t, c.errBuf.String(), "flush: terminated: drained 1/1 in ")
 
 	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
 	require.NoError(t, err)
@@ -135,17 +215,17 @@ func TestQuitOnHungDisk(t *testing.T) {
 	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("state.json"))
 	t.Cleanup(hang.Release)
 	draftsPath := filepath.Join(t.TempDir(), "drafts.json")
-	cmd, stderr := startChild(t, "hung", childDirEnv+"="+fsys.Dir(), childDrafts+"="+draftsPath)
+	c := startChild(t, "hung", nil, childDirEnv+"="+fsys.Dir(), childDrafts+"="+draftsPath)
 	<-hang.Blocked() // the child's writer is inside fsync(2) and stays there
 
 	start := time.Now()
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	err := cmd.Wait()
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	code := c.wait(t)
 	took := time.Since(start)
-	assert.Equal(t, 143, exitCode(t, err), "exit status; stderr:\n%s", stderr)
+	assert.Equal(t, 143, code, "exit status; stderr:\n%s", c.errBuf)
 	assert.Less(t, took, hungTimeout+time.Second, "the child must exit by the deadline (plus process start-up slack)")
 
-	report := stderr.String()
+	report := c.errBuf.String()
 	t.Logf("child exited %v after SIGTERM: %s", took, report)
 	pending := filepath.Join(fsys.Dir(), "state.json")
 	assert.Contains(t, report, "flush: terminated: drained 1/3 in ")

@@ -1,6 +1,7 @@
 package flush
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -81,6 +82,12 @@ func (r Report) format(prefix string) string {
 		b.WriteString(msg)
 	}
 	return b.String()
+}
+
+// clone returns r with Items of its own, for each Run that returns it.
+func (r Report) clone() Report {
+	r.Items = slices.Clone(r.Items)
+	return r
 }
 
 func roundTook(d time.Duration) time.Duration {

@@ -10,6 +10,8 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -246,7 +248,33 @@ func cgroupDelegatedHelper() int {
 	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s\n", err, ownCgroup(cmd.Process.Pid), strings.TrimSpace(string(knob)))
 	_ = in.Close()
 	_ = cmd.Wait()
+	groupInCgroup(dir)
 	return 0
+}
+
+// groupInCgroup starts, through a Group with the cgroup lever, a shell
+// whose background child ignores SIGTERM, and prints where the tree runs,
+// what Stop said (it kills through cgroup.kill) and whether the command's
+// own cgroup is gone afterwards.
+func groupInCgroup(dir string) {
+	g := Group{Options: Options{Cgroup: dir}, KillAfter: 200 * time.Millisecond}
+	cmd := exec.Command("/bin/sh", "-c", "(trap '' TERM; echo $(sh -c 'echo $PPID'); exec sleep 1000) & wait")
+	out, _ := cmd.StdoutPipe()
+	if err := g.Start(cmd, Agent, ModeUtility); err != nil {
+		fmt.Printf("group: %v\n", err)
+		return
+	}
+	var child int
+	_, err := fmt.Fscan(out, &child)
+	own := ownCgroup(child)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	stop := g.Stop(ctx)
+	_ = cmd.Wait()
+	_, statErr := os.Stat(filepath.Join(dir, own[strings.LastIndex(own, "/offmain-"):]))
+	fmt.Printf("group: %v; child in %s; stop killed it: %t; its cgroup removed: %t\n",
+		err, filepath.Base(filepath.Dir(own))+"/"+strings.SplitN(filepath.Base(own), "-", 2)[0],
+		errors.Is(stop, ErrKilled) && strings.Contains(stop.Error(), fmt.Sprintf("pid %d ", child)), errors.Is(statErr, os.ErrNotExist))
 }
 
 // ownCgroup returns process pid's cgroup v2 path ("0::<path>" in
@@ -275,4 +303,88 @@ func manyThreadsHelper() int {
 	fmt.Println("ready")
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
+}
+
+func init() { helpers["setsid-daemons"] = setsidDaemonsHelper }
+
+// daemonReport is what setsidDaemonsHelper found of each daemon a Setsid
+// child left behind.
+type daemonReport struct {
+	Uid     int
+	Started int
+	Errors  []string
+	Daemons []daemonState
+}
+
+type daemonState struct {
+	Pid           int
+	AutogroupNice int
+	Own           bool // in an autogroup other than the app's
+	Policy        string
+}
+
+// setsidDaemonsHelper starts, at once and in the mode QOS_TEST_MODE names,
+// ten Setsid children that each daemonize as a wrapper script does: start
+// a grandchild in the background, print its pid, exit. Once Start's steps
+// ran, it reads each grandchild's autogroup and policy and prints a
+// daemonReport as JSON.
+func setsidDaemonsHelper() int {
+	mode := Mode(os.Getenv("QOS_TEST_MODE"))
+	r := daemonReport{Uid: os.Geteuid()}
+	var (
+		mu    sync.Mutex
+		wg    sync.WaitGroup
+		gpids []int
+	)
+	for range 10 {
+		wg.Go(func() {
+			pid, err := startDaemonizer(mode)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				r.Errors = append(r.Errors, err.Error())
+				return
+			}
+			r.Started++
+			gpids = append(gpids, pid)
+		})
+	}
+	wg.Wait()
+	defer func() {
+		for _, pid := range gpids {
+			_ = unix.Kill(pid, unix.SIGKILL)
+		}
+	}()
+	if err := waitAll(); err != nil {
+		fmt.Println(err)
+		return 1
+	}
+	own, _, _ := autogroup(os.Getpid())
+	for _, pid := range gpids {
+		a, err := Inspect(pid)
+		if err != nil {
+			r.Errors = append(r.Errors, err.Error())
+			continue
+		}
+		r.Daemons = append(r.Daemons, daemonState{Pid: pid, AutogroupNice: a.AutogroupNice, Own: a.Autogroup != own, Policy: a.Policy})
+	}
+	b, _ := json.Marshal(r)
+	fmt.Println(string(b))
+	return 0
+}
+
+// startDaemonizer starts one daemonizing Setsid child and returns its
+// grandchild's pid once the child has exited.
+func startDaemonizer(mode Mode) (int, error) {
+	cmd := exec.Command("/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 & echo $!")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	var out strings.Builder
+	cmd.Stdout = &out
+	if err := Start(cmd, Agent, mode); err != nil {
+		return 0, err
+	}
+	if err := cmd.Wait(); err != nil {
+		return 0, err
+	}
+	return strconv.Atoi(strings.TrimSpace(out.String()))
 }

@@ -166,3 +166,35 @@ func TestParseAutogroup(t *testing.T) {
 		assert.Equal(t, tt.nice, nice, "%q", tt.in)
 	}
 }
+
+// TestSetsidDaemonAutogroup: ten Setsid children started at once by an
+// unprivileged user, each of which daemonizes at once (starts a grandchild
+// in its session and exits, as wrapper scripts and nohup do). Each
+// session's autogroup must reach the tier's nice value through the
+// grandchild, the member left (the kernel's rate limit makes the later
+// writes come after their child exited), and in mode background the
+// grandchild must run at SCHED_IDLE.
+func TestSetsidDaemonAutogroup(t *testing.T) {
+	for _, tc := range []struct {
+		mode   Mode
+		nice   int
+		policy string
+	}{{ModeUtility, utilityNice, "SCHED_OTHER"}, {ModeBackground, 19, "SCHED_IDLE"}} {
+		t.Run(string(tc.mode), func(t *testing.T) {
+			cmd := unprivilegedHelperCmd(t, "TestSetsidDaemonAutogroup", "setsid-daemons")
+			cmd.Env = append(cmd.Env, "QOS_TEST_MODE="+string(tc.mode))
+			out, err := cmd.CombinedOutput()
+			require.NoError(t, err, "helper output:\n%s", out)
+			var r daemonReport
+			require.NoError(t, json.Unmarshal(out, &r), "helper output:\n%s", out)
+			require.Empty(t, r.Errors, "as uid %d", r.Uid)
+			require.Equal(t, 10, r.Started)
+			require.Len(t, r.Daemons, 10)
+			for _, d := range r.Daemons {
+				assert.True(t, d.Own, "daemon %d: in the app's autogroup, want its session's own", d.Pid)
+				assert.Equal(t, tc.nice, d.AutogroupNice, "daemon %d (uid %d): autogroup nice: got %d, want %d", d.Pid, r.Uid, d.AutogroupNice, tc.nice)
+				assert.Equal(t, tc.policy, d.Policy, "daemon %d: policy", d.Pid)
+			}
+		})
+	}
+}

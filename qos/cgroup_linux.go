@@ -17,27 +17,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// joinCgroup prepares the leaf cgroup for s under o.Cgroup and makes cmd
-// start in it (SysProcAttr.UseCgroupFD: clone3(2) CLONE_INTO_CGROUP, so no
-// thread or child of the command runs outside it). release closes the
-// descriptor once the command has started.
-func (o Options) joinCgroup(cmd *exec.Cmd, s setting) (release func(), err error) {
+// joinCgroup prepares the leaf cgroup for s under o.Cgroup, and in it the
+// command's own cgroup sub if sub is not "", and makes cmd start there
+// (SysProcAttr.UseCgroupFD: clone3(2) CLONE_INTO_CGROUP, so no thread or
+// child of the command runs outside it). A cgroup below the leaf takes no
+// controller of its own: its processes count as the leaf's for the cpu
+// controller (cgroup-v2.rst, "Top-down Constraint"), and it lets the
+// command's tree be killed at once (cgroup.kill). dir is where cmd starts;
+// release closes the descriptor once the command has started.
+func (o Options) joinCgroup(cmd *exec.Cmd, s setting, sub string) (release func(), dir string, err error) {
 	release = func() {}
 	if o.Cgroup == "" || s.nice == 0 && !s.idle {
-		return release, nil
+		return release, "", nil
 	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
-		return release, nil // the caller chose a cgroup
+		return release, "", nil // the caller chose a cgroup
 	}
 	leaf, err := prepareLeaf(o.Cgroup, s)
 	if err != nil {
-		return nil, err
+		return nil, "", err
+	}
+	if sub != "" {
+		leaf = filepath.Join(leaf, sub)
+		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, "", fmt.Errorf("qos: cgroup: %w", err)
+		}
 	}
 	// O_PATH is enough: the kernel takes the descriptor with fget_raw
 	// (kernel/cgroup/cgroup.c, cgroup_css_set_fork).
 	fd, err := unix.Open(leaf, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, fmt.Errorf("qos: open cgroup %s: %w", leaf, err)
+		if sub != "" {
+			_ = os.Remove(leaf)
+		}
+		return nil, "", fmt.Errorf("qos: open cgroup %s: %w", leaf, err)
 	}
 	attr := syscall.SysProcAttr{}
 	if cmd.SysProcAttr != nil {
@@ -45,7 +58,7 @@ func (o Options) joinCgroup(cmd *exec.Cmd, s setting) (release func(), err error
 	}
 	attr.UseCgroupFD, attr.CgroupFD = true, fd
 	cmd.SysProcAttr = &attr
-	return func() { _ = unix.Close(fd) }, nil
+	return func() { _ = unix.Close(fd) }, leaf, nil
 }
 
 // prepareLeaf makes (or reuses) the leaf cgroup for s under dir and sets its

@@ -234,7 +234,9 @@ func TestSubtreeError(t *testing.T) {
 // cgroup.subtree_control are the user's) and runs, as that user and inside
 // that cgroup (as an app started in a delegated scope is), a helper that
 // uses it as Options.Cgroup: first with the app's process still in it, then
-// after JoinLeaf moved it into a leaf.
+// after JoinLeaf moved it into a leaf, then through a Group, whose command
+// gets a cgroup of its own below the tier's leaf, killed with cgroup.kill
+// at Stop and removed afterwards.
 func TestCgroupDelegated(t *testing.T) {
 	root, dir, hasCPU := testCgroup(t, true)
 	if !hasCPU {
@@ -254,6 +256,7 @@ func TestCgroupDelegated(t *testing.T) {
 	require.NoError(t, err, "helper output:\n%s", out)
 	rel := strings.TrimPrefix(dir, root)
 	want := fmt.Sprintf("uid 65534 in %[1]s\nin its own cgroup: EBUSY true, names JoinLeaf true, started false\n"+
-		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice%[2]d; cpu.weight.nice %[2]d\n", rel, utilityNice)
+		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice%[2]d; cpu.weight.nice %[2]d\n"+
+		"group: <nil>; child in offmain-nice%[2]d/agent; stop killed it: true; its cgroup removed: true\n", rel, utilityNice)
 	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }

@@ -3,14 +3,12 @@
 package qos
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -65,98 +63,124 @@ func (c child) close() {
 	}
 }
 
-// gone reports whether the child has exited or is exiting. The pidfd says
-// so only once the child is a zombie; an exiting process drops its memory
-// (exit_mm) before that, and from then its /proc files are root's
-// (fs/proc/base.c, task_dump_owner), so a step meets EACCES a moment
-// earlier. PF_EXITING, set at the start of do_exit (kernel/exit.c,
-// exit_signals), covers that moment without waiting for it.
-func (f *followUp) gone() bool {
-	if f.child.exited() {
-		return true
-	}
-	flags, start, ok := procFlags(f.child.pid)
-	return !ok || start != f.start || flags&pfExiting != 0
-}
-
-// pfExiting is PF_EXITING (include/linux/sched.h).
+// pfExiting is PF_EXITING (include/linux/sched.h), set at the start of
+// do_exit (kernel/exit.c, exit_signals).
 const pfExiting = 0x00000004
 
 // procFlags reads fields 9 (flags) and 22 (start time) of /proc/<pid>/stat
 // (proc_pid_stat(5)); ok is false when the process is gone.
 func procFlags(pid int) (flags uint64, start uint64, ok bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	p, ok := readProc(pid)
+	if !ok {
+		return 0, 0, false
+	}
+	if p.exiting {
+		flags = pfExiting
+	}
+	return flags, p.start, true
+}
+
+// running reports whether the process with pid is the one that started at
+// start and has not begun to exit. An exiting process drops its memory
+// (exit_mm) before it is a zombie, and from then its /proc files are root's
+// (fs/proc/base.c, task_dump_owner): a step would meet EACCES a moment
+// before a pidfd says the process exited.
+func running(pid int, start uint64) bool {
+	p, ok := readProc(pid)
+	return ok && p.start == start && p.live()
+}
+
+// A followUp is the step Start can take for a child only once the child
+// runs and, for a child it could not trace (see trace_linux.go), only after
+// Start returned: the nice value of the autogroup a new session got.
+type followUp struct {
+	child   child
+	start   uint64       // the child's start time (proc_pid_stat(5) field 22)
+	group   string       // the session's autogroup as first read ("/autogroup-42"), or ""
+	nice    int          // the tier's nice value
+	report  func(error)  // hands a failure to Options.OnError and Logger
+	refused time.Time    // when the kernel's rate limit first refused it
+	status  *childStatus // what Inspect shows; guarded by pacer.mu
+}
+
+// target is the process whose /proc/<pid>/autogroup the write goes
+// through: the child while it runs, else any member of its session still
+// running. Any member will do, since the autogroup belongs to the session
+// (kernel/sched/autogroup.c, sched_autogroup_create_attach at setsid): a
+// daemonizing child (a wrapper script, nohup, a double fork) exits at once
+// and leaves its session to a grandchild. A member must have started after
+// the child and, when the child's autogroup was read, be in that same
+// autogroup (the ids only grow), so no later session that got the child's
+// pid as its id is touched.
+func (f *followUp) target() (pid int, start uint64, ok bool) {
+	if !f.child.exited() && running(f.child.pid, f.start) {
+		return f.child.pid, f.start, true
+	}
+	procs, err := allProcs()
 	if err != nil {
 		return 0, 0, false
 	}
-	i := bytes.LastIndexByte(b, ')')
-	f := strings.Fields(string(b[i+1:]))
-	if i < 0 || len(f) < 22-2 {
-		return 0, 0, false
+	for _, p := range procs {
+		if p.sid != f.child.pid || !p.live() || p.start < f.start {
+			continue
+		}
+		if f.group != "" {
+			if name, _, err := autogroup(p.pid); err != nil || name != f.group {
+				continue
+			}
+		}
+		return p.pid, p.start, true
 	}
-	flags, _ = strconv.ParseUint(f[9-3], 10, 64)
-	start, _ = strconv.ParseUint(f[22-3], 10, 64)
-	return flags, start, true
+	return 0, 0, false
 }
 
-// moveIdle moves every thread of the child to SCHED_IDLE at the tier's nice
-// value. A child that is gone needs nothing; checking first keeps the move
-// off a later process given the pid after the caller reaped the child.
-func (f *followUp) moveIdle() error {
-	if f.gone() {
-		return nil
-	}
-	err := idleProcess(f.child.pid, f.nice)
-	if err != nil && f.gone() {
-		return nil
-	}
-	return err
-}
-
-// writeAutogroup writes the tier's nice value to /proc/<pid>/autogroup. The
-// file is opened before the last look at the child: if the child still runs
-// then, the open file is its own, not that of a later process given its pid.
-// An EAGAIN (the rate limit) is returned as it is, for the pacer to retry.
+// writeAutogroup writes the tier's nice value to the session's autogroup.
+// A session with no member left needs nothing. An EAGAIN (the rate limit)
+// is returned as it is, for the pacer to retry; a member that exits while
+// the write is under way gives way to the next.
 func (f *followUp) writeAutogroup() error {
-	pid := f.child.pid
-	if f.gone() || !rootTaskGroup(pid) {
-		return nil
-	}
-	own, _, err := autogroup(os.Getpid())
-	if err != nil {
-		return err
-	}
-	name, _, err := autogroup(pid)
-	if err != nil || name == own {
-		if err != nil && f.gone() {
+	for range 3 {
+		pid, start, ok := f.target()
+		if !ok {
 			return nil
 		}
+		own, _, err := autogroup(os.Getpid())
+		if err != nil {
+			return err
+		}
+		err = writeGroupNice(pid, start, f.nice, own)
+		if err == nil || errors.Is(err, unix.EAGAIN) || running(pid, start) {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGroupNice writes nice to /proc/<pid>/autogroup unless the process
+// is in the app's autogroup app or not in the root task group. The file is
+// opened before the last look at the process: if it still runs then, the
+// open file is its own, not that of a later process given its pid.
+func writeGroupNice(pid int, start uint64, nice int, app string) error {
+	if !rootTaskGroup(pid) {
+		return nil // a cgroup with the cpu controller weighs it, not its autogroup
+	}
+	name, _, err := autogroup(pid)
+	if err != nil || name == app {
 		return err // nil: not in a new autogroup, its nice value competes already
 	}
 	file, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
 	if err != nil {
-		if f.gone() {
-			return nil
-		}
 		return err
 	}
 	defer file.Close()
-	if f.gone() {
+	if !running(pid, start) {
 		return nil
 	}
-	_, err = file.WriteString(strconv.Itoa(f.nice))
-	if err != nil && !errors.Is(err, unix.EAGAIN) && (errors.Is(err, unix.ESRCH) || f.gone()) {
-		return nil
-	}
+	_, err = file.WriteString(strconv.Itoa(nice))
 	return err
 }
 
-func (f *followUp) stepName(step string) string {
-	if step == "SCHED_IDLE" {
-		return fmt.Sprintf("SCHED_IDLE, nice %d", f.nice)
-	}
-	return fmt.Sprintf("autogroup nice %d", f.nice)
-}
+func (f *followUp) stepName() string { return fmt.Sprintf("autogroup nice %d", f.nice) }
 
 // errRateLimit is the error of an autogroup write the kernel's rate limit
 // kept refusing for the pacer's whole budget: another process writes
@@ -172,40 +196,42 @@ func (e errRateLimit) Error() string {
 
 func (e errRateLimit) Unwrap() error { return e.err }
 
-// childStatus is what Inspect shows of a child's follow-ups.
+// childStatus is what Inspect shows of a child's steps after start.
 type childStatus struct {
+	pid     int
 	start   uint64 // see followUp.start
 	pending []string
 	failed  error
 }
 
-// statusTable holds the status of children with follow-ups queued, and of
-// the last maxFailed that failed (a failure stays visible after the child's
-// steps are done; the oldest is forgotten first).
+// statusTable holds the status of children with a step pending, and of
+// those with a failed step while they run: an entry goes once nothing is
+// pending and its child has exited (or nothing failed), so the table is
+// bounded by the children that run or wait for a step. Exited children are
+// found when the table is next used (add, done, lookup).
 type statusTable struct {
-	byPid  map[int]*childStatus
-	failed []int // pids with a failure, oldest first
+	byPid map[int]*childStatus
+	alive func(pid int, start uint64) bool // nil: running
 }
 
-const maxFailed = 64
-
-func (t *statusTable) add(f *followUp) {
+// add records steps pending (or none) for a child and returns its entry,
+// the one it has already if any.
+func (t *statusTable) add(pid int, start uint64, pending ...string) *childStatus {
+	t.prune()
+	if s := t.byPid[pid]; s != nil && s.start == start {
+		s.pending = append(s.pending, pending...)
+		return s
+	}
 	if t.byPid == nil {
 		t.byPid = make(map[int]*childStatus)
 	}
-	s := &childStatus{start: f.start}
-	if f.idle {
-		s.pending = append(s.pending, f.stepName("SCHED_IDLE"))
-	}
-	if f.autogroup {
-		s.pending = append(s.pending, f.stepName("autogroup"))
-	}
-	t.byPid[f.child.pid] = s
-	f.status = s
+	s := &childStatus{pid: pid, start: start, pending: pending}
+	t.byPid[pid] = s
+	return s
 }
 
-func (t *statusTable) done(f *followUp, step string, err *StepError) {
-	s := f.status
+// done records that step ran for s, with err if it failed.
+func (t *statusTable) done(s *childStatus, step string, err *StepError) {
 	for i, p := range s.pending {
 		if p == step {
 			s.pending = append(s.pending[:i], s.pending[i+1:]...)
@@ -214,22 +240,33 @@ func (t *statusTable) done(f *followUp, step string, err *StepError) {
 	}
 	if err != nil {
 		s.failed = oneline.Join(s.failed, err)
-		t.failed = append(t.failed, f.child.pid)
-		if len(t.failed) > maxFailed {
-			if old := t.byPid[t.failed[0]]; old != nil && len(old.pending) == 0 {
-				delete(t.byPid, t.failed[0])
-			}
-			t.failed = t.failed[1:]
-		}
 	}
-	if len(s.pending) == 0 && s.failed == nil && t.byPid[f.child.pid] == s {
-		delete(t.byPid, f.child.pid)
+	t.prune()
+}
+
+// fail records a failed step that was never pending (taken at exec).
+func (t *statusTable) fail(pid int, start uint64, err *StepError) {
+	t.done(t.add(pid, start), "", err)
+}
+
+// prune drops the entries with nothing pending whose child exited or that
+// hold no failure.
+func (t *statusTable) prune() {
+	alive := t.alive
+	if alive == nil {
+		alive = running
+	}
+	for pid, s := range t.byPid {
+		if len(s.pending) == 0 && (s.failed == nil || !alive(s.pid, s.start)) {
+			delete(t.byPid, pid)
+		}
 	}
 }
 
 // lookup returns the status of process pid, if it is the child the status
 // was recorded for: the one that started at start.
 func (t *statusTable) lookup(pid int, start uint64) (pending []string, failed error) {
+	t.prune()
 	s := t.byPid[pid]
 	if s == nil || s.start != start {
 		return nil, nil

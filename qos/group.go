@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"strings"
 	"sync"
 	"time"
 )
@@ -13,28 +14,37 @@ import (
 // has been called.
 var ErrGroupStopped = errors.New("qos: the group is stopped")
 
+// ErrKilled is wrapped by the error of a [Group.Stop] that ended every
+// command's tree but had to SIGKILL some of its processes, which the error
+// names: they did not exit within [Group.KillAfter] of SIGTERM.
+var ErrKilled = errors.New("qos: stop: killed after SIGTERM")
+
 // DefaultKillAfter is how long [Group.Stop] waits after SIGTERM before it
 // sends SIGKILL, for a zero [Group.KillAfter].
 const DefaultKillAfter = time.Second
 
-// A Group starts an app's agents through [Options.Start] and makes them end
-// with the app: at an orderly quit through [Group.Stop], which fits a quit
-// hook as flush.Func(group.Stop), and on Linux also when the app dies without
-// one (a crash, SIGKILL), through the kernel's parent-death signal.
+// A Group starts an app's agents through [Options.Start] and ends them, and
+// every process they start, with the app: at an orderly quit through
+// [Group.Stop], which fits a quit hook as flush.Func(group.Stop), and when
+// the app dies without one (a crash, a panic, SIGKILL).
 //
-// On Linux, Start sets SysProcAttr.Pdeathsig to SIGKILL for a command that
-// sets none (prctl(2) PR_SET_PDEATHSIG), in a copy of SysProcAttr. The
-// signal reaches the command itself, not the processes it started: give the
-// command a process group of its own (SysProcAttr.Setsid or Setpgid) so that
-// Stop reaches those, and let the command end its own on SIGTERM. On macOS
-// and other Unix systems only Stop ends the commands.
+// Start gives each command a process group of its own (SysProcAttr.Setpgid)
+// unless its SysProcAttr sets Setsid, Setpgid or Foreground. On Linux, in
+// an app whose main calls [Main] first, each command's whole tree is held:
+// what it starts stays reachable in any process group or session, through
+// double forks and daemons, and dies within a second of the app (see the
+// package documentation, "Agents and the app"). Without Main, and on macOS
+// and other Unix systems, Stop reaches the command's process group and the
+// descendants it can still find, and on Linux a parent-death signal
+// (SIGKILL) ends the command itself with the app. On Windows each command
+// runs in a job object that ends its tree with the app or at Stop.
 //
 // The zero Group is ready to use; its methods are safe for concurrent use.
 // A Group must not be copied after first use.
 type Group struct {
 	// Options is what Start passes to [Options.Start]. Zero: the defaults.
 	Options Options
-	// KillAfter is how long Stop waits for the commands to exit after
+	// KillAfter is how long Stop waits for the commands' trees to exit after
 	// SIGTERM before it sends SIGKILL; Stop sends it sooner, halfway to its
 	// context's deadline, when that comes first. Zero: [DefaultKillAfter].
 	KillAfter time.Duration
@@ -46,19 +56,21 @@ type Group struct {
 	stopped  bool
 }
 
-// member is a command the Group started.
-type member struct {
-	cmd   *exec.Cmd
-	group bool // the command leads a process group of its own
-	exit  exitWatch
-}
-
-// Start starts cmd as [Options.Start] does, with the Group's Options, and
-// adds it to the Group. On Linux it sets SysProcAttr.Pdeathsig to SIGKILL
-// first if cmd sets no Pdeathsig (see [Group]). Once Stop has been called,
-// Start starts nothing and returns an error wrapping [ErrGroupStopped]. The
-// caller still owns cmd: it must call cmd.Wait, as for any started command.
+// Start starts cmd as [Options.Start] does, with the Group's Options, in a
+// process group of its own (see [Group]), and adds it to the Group. Once Stop
+// has been called, Start starts nothing and returns an error wrapping
+// [ErrGroupStopped]. The caller still owns cmd: it must call cmd.Wait, as
+// for any started command; with Main on Linux, Wait returns once the
+// command and everything it started have exited, with the command's own
+// status.
 func (g *Group) Start(cmd *exec.Cmd, t Tier, m Mode) error {
+	m, err := m.check("the mode passed to Start")
+	if err != nil {
+		return err
+	}
+	if err := t.check(); err != nil {
+		return err
+	}
 	g.mu.Lock()
 	if g.stopped {
 		g.mu.Unlock()
@@ -68,13 +80,12 @@ func (g *Group) Start(cmd *exec.Cmd, t Tier, m Mode) error {
 	g.members = prune(g.members)
 	g.mu.Unlock()
 
-	dieWithApp(cmd)
-	err := g.Options.Start(cmd, t, m)
+	mem, err := g.startMember(cmd, t, m)
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if err == nil {
-		g.members = append(g.members, &member{cmd: cmd, group: ownGroup(cmd), exit: watchExit(cmd.Process)})
+		g.members = append(g.members, mem)
 	}
 	g.starting--
 	if g.starting == 0 && g.idle != nil {
@@ -84,19 +95,18 @@ func (g *Group) Start(cmd *exec.Cmd, t Tier, m Mode) error {
 	return err
 }
 
-// Stop stops every command of the Group that still runs and returns when all
-// have exited, or when ctx ends. Each command that leads a process group of
-// its own gets SIGTERM sent to that group, any other command to itself;
-// those still running after [Group.KillAfter] (or halfway to ctx's deadline,
-// if sooner) get SIGKILL the same way. On Windows, which has no SIGTERM,
-// each command is killed at once (TerminateProcess), without the processes
-// it started. A command has exited once it is a zombie on Linux (pidfd_open(2)),
-// once cmd.Wait reaped it elsewhere.
+// Stop stops every command of the Group, and every process each started,
+// and returns when all have exited or when ctx ends. Each process of each
+// tree gets SIGTERM (see [Group] for what is reached where); whatever still
+// runs after [Group.KillAfter] (or halfway to ctx's deadline, if sooner)
+// gets SIGKILL, again until nothing does. On Windows, which has no SIGTERM,
+// each command's job is terminated at once (TerminateJobObject).
 //
 // Stop also waits for Starts under way, and afterwards the Group starts
-// nothing more. It returns nil when every command exited, or an error
-// naming the ones still running that wraps ctx's error. A second Stop
-// stops what the first could not.
+// nothing more. It returns nil when everything exited on SIGTERM; an error
+// wrapping [ErrKilled] that names what had to be killed when everything
+// exited after SIGKILL; or an error wrapping ctx's error that names the
+// commands still running. A second Stop stops what the first could not.
 func (g *Group) Stop(ctx context.Context) error {
 	g.mu.Lock()
 	g.stopped = true
@@ -119,17 +129,27 @@ func (g *Group) Stop(ctx context.Context) error {
 	ms := append([]*member(nil), g.members...)
 	g.mu.Unlock()
 
-	signalAll(ms, false)
+	for _, m := range ms {
+		m.terminate()
+	}
 	kill := g.killTimer(ctx)
 	defer kill.Stop()
-	if waitExit(ctx, ms, kill.C) {
-		return g.pruned(nil)
+	if waitDone(ctx, ms, kill.C, nil) {
+		return g.pruned(nil, nil)
 	}
-	signalAll(ms, true)
-	if waitExit(ctx, ms, nil) {
-		return g.pruned(nil)
+	var killed []string
+	killAll := func() {
+		for _, m := range ms {
+			if !m.done() {
+				killed = append(killed, m.kill()...)
+			}
+		}
 	}
-	return g.pruned(ctx.Err())
+	killAll()
+	if waitDone(ctx, ms, nil, killAll) {
+		return g.pruned(killed, nil)
+	}
+	return g.pruned(killed, ctx.Err())
 }
 
 // killTimer returns the timer for the SIGKILL: KillAfter from now, or
@@ -145,29 +165,49 @@ func (g *Group) killTimer(ctx context.Context) *time.Timer {
 	return time.NewTimer(d)
 }
 
-// pruned drops the members that exited and, if err is not nil, returns an
-// error naming those still running.
-func (g *Group) pruned(err error) error {
+// pruned drops the members that are done and returns Stop's error: nil, an
+// ErrKilled naming killed, or, if err is not nil and commands still run,
+// an error naming them that wraps err.
+func (g *Group) pruned(killed []string, err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.members = prune(g.members)
-	if err == nil || len(g.members) == 0 {
-		return nil
+	if err != nil && len(g.members) > 0 {
+		pids := make([]int, len(g.members))
+		for i, m := range g.members {
+			pids[i] = m.cmd.Process.Pid
+		}
+		return fmt.Errorf("qos: stop: %d commands still running after SIGKILL (pids %v): %w", len(pids), pids, err)
 	}
-	pids := make([]int, len(g.members))
-	for i, m := range g.members {
-		pids[i] = m.cmd.Process.Pid
+	if len(killed) > 0 {
+		d := g.KillAfter
+		if d <= 0 {
+			d = DefaultKillAfter
+		}
+		return &killedError{after: d, killed: killed}
 	}
-	return fmt.Errorf("qos: stop: %d commands still running after SIGKILL (pids %v): %w", len(pids), pids, err)
+	return nil
 }
 
-// prune returns ms without the members that exited, whose exit watches it
-// closes.
+// killedError is Stop's error when it had to send SIGKILL.
+type killedError struct {
+	after  time.Duration
+	killed []string // "pid 12 (sleep)"
+}
+
+func (e *killedError) Error() string {
+	return fmt.Sprintf("qos: stop: %d processes still ran %v after SIGTERM and were killed: %s",
+		len(e.killed), e.after, strings.Join(e.killed, ", "))
+}
+
+func (e *killedError) Is(target error) bool { return target == ErrKilled }
+
+// prune returns ms without the members that are done, which it closes.
 func prune(ms []*member) []*member {
 	live := ms[:0]
 	for _, m := range ms {
-		if m.exit.exited() {
-			m.exit.close()
+		if m.done() {
+			m.close()
 			continue
 		}
 		live = append(live, m)
@@ -176,32 +216,27 @@ func prune(ms []*member) []*member {
 	return live
 }
 
-func signalAll(ms []*member, kill bool) {
-	for _, m := range ms {
-		if !m.exit.exited() {
-			m.signal(kill)
-		}
-	}
-}
-
-// exitPoll is how often Stop looks whether the commands have exited.
+// exitPoll is how often Stop looks whether the trees have exited.
 const exitPoll = 10 * time.Millisecond
 
-// waitExit reports whether every member exited before ctx ended or until
-// fired (nil: never).
-func waitExit(ctx context.Context, ms []*member, until <-chan time.Time) bool {
+// waitDone reports whether every member is done before ctx ended or until
+// fired (nil: never). each, if not nil, runs at every look.
+func waitDone(ctx context.Context, ms []*member, until <-chan time.Time, each func()) bool {
 	tick := time.NewTicker(exitPoll)
 	defer tick.Stop()
 	for {
 		all := true
 		for _, m := range ms {
-			all = all && m.exit.exited()
+			all = all && m.done()
 		}
 		if all {
 			return true
 		}
 		select {
 		case <-tick.C:
+			if each != nil {
+				each()
+			}
 		case <-until:
 			return false
 		case <-ctx.Done():

@@ -3,26 +3,30 @@
 package qos
 
 import (
-	"os"
 	"os/exec"
 	"sync/atomic"
 )
 
-func dieWithApp(*exec.Cmd) {}
-
-func ownGroup(*exec.Cmd) bool { return false }
-
-// signal kills the process: there is no SIGTERM here.
-func (m *member) signal(bool) {
-	_ = m.cmd.Process.Kill()
-	m.exit.killed.Store(true)
+// member is a command the Group started. Here there is no SIGTERM and no
+// way to see an exit: Stop kills the process, which then counts as exited.
+type member struct {
+	cmd    *exec.Cmd
+	killed atomic.Bool
 }
 
-// exitWatch cannot see an exit here: a process counts as exited once it
-// was killed.
-type exitWatch struct{ killed *atomic.Bool }
+func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+	if err := g.Options.Start(cmd, t, m); err != nil {
+		return nil, err
+	}
+	return &member{cmd: cmd}, nil
+}
 
-func watchExit(*os.Process) exitWatch { return exitWatch{killed: new(atomic.Bool)} }
+func (m *member) done() bool { return m.killed.Load() }
+func (m *member) close()     {}
 
-func (w exitWatch) exited() bool { return w.killed.Load() }
-func (exitWatch) close()         {}
+func (m *member) terminate() {
+	_ = m.cmd.Process.Kill()
+	m.killed.Store(true)
+}
+
+func (m *member) kill() []string { m.terminate(); return nil }

@@ -9,9 +9,34 @@ import (
 	"syscall"
 )
 
-// dieWithApp does nothing: only Linux has a parent-death signal
-// (prctl(2) PR_SET_PDEATHSIG).
-func dieWithApp(*exec.Cmd) {}
+// member is a command the Group started. On macOS and other Unix systems
+// Stop reaches its process group; what left that group is not held.
+type member struct {
+	cmd   *exec.Cmd
+	group bool // the command leads a process group of its own
+	exit  exitWatch
+}
+
+func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+	caller := cmd.SysProcAttr
+	withGroup(cmd)
+	group := ownGroup(cmd)
+	err := g.Options.Start(cmd, t, m)
+	cmd.SysProcAttr = caller
+	if err != nil {
+		return nil, err
+	}
+	return &member{cmd: cmd, group: group, exit: watchExit(cmd.Process)}, nil
+}
+
+func (m *member) done() bool { return m.exit.exited() }
+func (m *member) close()     {}
+func (m *member) terminate() { signalCommand(m.cmd, m.group, syscall.SIGTERM) }
+
+func (m *member) kill() []string {
+	signalCommand(m.cmd, m.group, syscall.SIGKILL)
+	return nil // no process table to name them from
+}
 
 // exitWatch tells whether a started command has exited. Without a pidfd, a
 // process counts as exited once cmd.Wait has reaped it: kill(2) with signal
@@ -25,4 +50,14 @@ func (w exitWatch) exited() bool {
 	return errors.Is(err, os.ErrProcessDone) || errors.Is(err, syscall.ESRCH)
 }
 
-func (w exitWatch) close() {}
+// signalCommand sends sig to the command's process group when it leads
+// one, else to its process. The caller has just seen the process still
+// running, so the group's id, its pid, is not yet free for reuse (a pid
+// stays taken while a process group has it as id).
+func signalCommand(cmd *exec.Cmd, group bool, sig syscall.Signal) {
+	if group {
+		_ = syscall.Kill(-cmd.Process.Pid, sig)
+		return
+	}
+	_ = cmd.Process.Signal(sig)
+}

@@ -13,6 +13,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -257,4 +258,30 @@ func shellTree(t *testing.T, start func(*exec.Cmd) error) (child, grandchild App
 	_, err = io.WriteString(in, "stop\n")
 	require.NoError(t, err)
 	return child, grandchild
+}
+
+// busyLoops starts one busy loop at nice 0 per CPU, each in a process group
+// of its own, for the rest of the test: the loaded machine the person at
+// the screen has while agents build. Each spins for 45 ms, then sleeps
+// 5 ms, as a compiler reading its files does, so that a SCHED_IDLE agent
+// still gets some CPU (under pure busy loops it gets a slice about once a
+// second, sched(7) and kernel/sched/fair.c: weight 3 against 1024).
+func busyLoops(t *testing.T) {
+	t.Helper()
+	for range runtime.NumCPU() {
+		spin := helperCmd(t.Name(), "busy")
+		spin.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+		require.NoError(t, spin.Start())
+		t.Cleanup(func() { _ = unix.Kill(-spin.Process.Pid, unix.SIGKILL); _ = spin.Wait() })
+	}
+}
+
+func init() {
+	helpers["busy"] = func() int {
+		for {
+			for t0 := time.Now(); time.Since(t0) < 45*time.Millisecond; {
+			}
+			time.Sleep(5 * time.Millisecond)
+		}
+	}
 }

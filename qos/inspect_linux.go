@@ -10,6 +10,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // Scheduling policies by number, from include/uapi/linux/sched.h.
@@ -32,7 +34,11 @@ var schedulerNotes = map[string]string{
 }
 
 func inspect(pid int) (Applied, error) {
-	a, err := inspectThread(pid, pid)
+	root, below := pid, pid
+	if holder, agent, ok := heldBy(pid); ok {
+		root, below = agent, holder // a Group's keeper: read its command, and the tree below the holder
+	}
+	a, err := inspectThread(root, root)
 	if err != nil {
 		return a, err
 	}
@@ -40,11 +46,19 @@ func inspect(pid int) (Applied, error) {
 	if own, _, err := autogroup(os.Getpid()); err == nil && a.Autogroup != "" {
 		a.AppAutogroup = own == a.Autogroup
 	}
-	if start := startTime(pid); start != 0 {
-		afterStart.mu.Lock()
-		a.Pending, a.Failed = afterStart.status.lookup(pid, start)
-		afterStart.mu.Unlock()
+	afterStart.mu.Lock()
+	for _, p := range []int{pid, root} {
+		if start := startTime(p); start != 0 {
+			pending, failed := afterStart.status.lookup(p, start)
+			a.Pending = append(a.Pending, pending...)
+			a.Failed = oneline.Join(a.Failed, failed)
+		}
+		if root == pid {
+			break
+		}
 	}
+	afterStart.mu.Unlock()
+	inspectTree(&a, root, below)
 	return a, nil
 }
 

@@ -51,36 +51,41 @@ type Options struct {
 // On Linux, nice values and I/O priorities are per thread and a child copies
 // them from the thread that clones it, so Start runs cmd.Start on a fresh OS
 // thread lowered to the tier, and the Go runtime retires that thread
-// afterwards: no thread the application keeps is ever lowered. Two steps
-// can only come after the child runs, and Start queues them on one
-// goroutine for the whole process instead of waiting for them: in mode
-// background the move to SCHED_IDLE (forking from a SCHED_IDLE thread can
-// stall for seconds under load, so the child is forked at nice 19 and I/O
-// idle), and for a child in a new session (Setsid or Setctty), which gets its
-// own autogroup in which its nice value no longer competes with the GUI, that
-// autogroup's nice value. Without CAP_SYS_ADMIN the kernel takes one
-// autogroup write every 100 ms for the whole system, so the n-th of a burst
-// of such starts is corrected about n x 100 ms later. [Inspect] shows a
-// step still pending or failed; failures go to [Options.OnError] and
+// afterwards: no thread the application keeps is ever lowered. In mode
+// background the child must also be at SCHED_IDLE before its first
+// instruction, or what it forks at once keeps SCHED_OTHER: a child in a
+// process group of its own (SysProcAttr.Setpgid or Setsid, as a [Group]
+// gives every command) is forked at nice 19 and moved to SCHED_IDLE while it
+// waits at its exec, under ptrace; any other is forked from a thread at
+// SCHED_IDLE, which under load makes Start slower (BenchmarkStartGroup; the
+// package documentation has the figures). A child in a new session (Setsid
+// or Setctty) gets its own autogroup, in which its nice value no longer
+// competes with the GUI, and Start writes the tier's nice value to it: at
+// the exec for a traced child, else, and when the kernel refuses the write
+// (without CAP_SYS_ADMIN it takes one autogroup write every 100 ms for the
+// whole system), on one goroutine for the whole process, which writes
+// through any member of the session still running. [Inspect] shows a step
+// still pending or failed; failures go to [Options.OnError] and
 // [Options.Logger].
 //
-// SysProcAttr.Pdeathsig is honoured on Linux: the signal means "the app
-// died" (an exit, a crash, SIGKILL), not "the starting thread ended". Such
-// a command is forked from a thread kept for its fork setting while any
-// child it started runs (prctl(2): the parent-death signal follows the
-// creating thread), so it is started after the ones queued before it:
-// under CPU load this made Start slower than the fresh thread other
-// commands get (BenchmarkStartPdeathsig). [Group] sets Pdeathsig for its
-// commands. SysProcAttr.Ptrace is refused with [ErrThreadBound]. On macOS
-// the command runs under
-// /usr/sbin/taskpolicy; on Windows its priority class is set through
-// SysProcAttr.CreationFlags.
+// SysProcAttr.Pdeathsig is honoured on Linux in every mode: the signal
+// means "the app died" (an exit, a crash, SIGKILL), not "the starting
+// thread ended". Such a command is forked from a thread kept for its fork
+// setting while any child it started runs (prctl(2): the parent-death
+// signal follows the creating thread), so it is started after the ones
+// queued before it: under CPU load this made Start slower than the fresh
+// thread other commands get (BenchmarkStartPdeathsig). SysProcAttr.Ptrace
+// is refused with [ErrThreadBound] unless the mode is off. On macOS the
+// command runs under /usr/sbin/taskpolicy; on Windows its priority class is
+// set through SysProcAttr.CreationFlags. Whatever Start changes in
+// SysProcAttr it changes in a copy, and cmd.SysProcAttr is the caller's
+// again when Start returns.
 //
-// Mode off is cmd.Start. An empty Mode means [ModeUtility]. Start returns an
-// error only when the command did not start; once it started, Start returns
-// nil and the caller owns a running command, whatever happens to the steps
-// queued after it. Start is safe for concurrent use; it must not be called
-// twice on one cmd.
+// Mode off is cmd.Start (from the kept thread for a Pdeathsig command). An
+// empty Mode means [ModeUtility]. Start returns an error only when the
+// command did not start; once it started, Start returns nil and the caller
+// owns a running command, whatever happens to the steps queued after it.
+// Start is safe for concurrent use; it must not be called twice on one cmd.
 func (o Options) Start(cmd *exec.Cmd, t Tier, m Mode) error {
 	m, err := m.check("the mode passed to Start")
 	if err != nil {

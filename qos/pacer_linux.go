@@ -12,32 +12,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// A followUp is what Start can give a child only once it runs: the move to
-// SCHED_IDLE (a thread that forks from SCHED_IDLE can stall for seconds, so
-// the forking thread stays SCHED_OTHER), and the nice value of the autogroup
-// a new session got (the group only exists once the child called setsid).
-type followUp struct {
-	child     child
-	start     uint64       // start time (proc_pid_stat(5) field 22): tells the child from a later process with its pid
-	nice      int          // the tier's nice value
-	idle      bool         // SCHED_IDLE still to apply
-	autogroup bool         // the autogroup's nice value still to write
-	report    func(error)  // hands a failure to Options.OnError and Logger
-	refused   time.Time    // when the kernel's rate limit first refused it
-	status    *childStatus // what Inspect shows; guarded by pacer.mu
-}
-
 // pacer applies the follow-ups of every Start in the process, in the order
 // the children started, on one goroutine that exists only while there is
-// work. SCHED_IDLE moves are applied as soon as the goroutine sees them;
-// autogroup writes are spaced by gap once the kernel has refused one: without
+// work. Autogroup writes are spaced by gap once the kernel has refused one: without
 // CAP_SYS_ADMIN it takes one autogroup write per HZ/10 for the whole system
 // and answers EAGAIN before that (kernel/sched/autogroup.c,
 // proc_sched_autogroup_set_nice), so a burst of starts (a window restoring
 // twenty terminal tabs) is a queue, not a race of retries.
 type pacer struct {
-	// Set once by newPacer; tests replace them before any work is queued.
-	applyIdle      func(f *followUp) error
+	// Set once by newPacer; tests replace it before any work is queued.
 	applyAutogroup func(f *followUp) error
 	gap            time.Duration // HZ/10 and a margin: the kernel's window
 	poll           time.Duration // next try while another process holds the window
@@ -46,7 +29,6 @@ type pacer struct {
 	queued atomic.Int64 // follow-ups ever added; tests read it
 
 	mu      sync.Mutex // protects the fields below
-	idles   []*followUp
 	groups  []*followUp
 	running bool
 	done    chan struct{} // closed when the running goroutine ends
@@ -61,7 +43,6 @@ type pacer struct {
 
 func newPacer() *pacer {
 	return &pacer{
-		applyIdle:      (*followUp).moveIdle,
 		applyAutogroup: (*followUp).writeAutogroup,
 		gap:            100*time.Millisecond + 2*time.Millisecond,
 		poll:           10 * time.Millisecond,
@@ -78,13 +59,8 @@ func (p *pacer) add(f *followUp) {
 	p.queued.Add(1)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.status.add(f)
-	if f.idle {
-		p.idles = append(p.idles, f)
-	}
-	if f.autogroup {
-		p.groups = append(p.groups, f)
-	}
+	f.status = p.status.add(f.child.pid, f.start, f.stepName())
+	p.groups = append(p.groups, f)
 	if p.running {
 		select {
 		case p.kick <- struct{}{}:
@@ -96,13 +72,10 @@ func (p *pacer) add(f *followUp) {
 	go p.run()
 }
 
-// run is the pacer's goroutine: it ends when both queues are empty.
+// run is the pacer's goroutine: it ends when the queue is empty.
 func (p *pacer) run() {
 	for {
-		for f := p.head(&p.idles); f != nil; f = p.head(&p.idles) {
-			p.finish(f, "SCHED_IDLE", p.applyIdle(f))
-		}
-		f := p.head(&p.groups)
+		f := p.head()
 		if f == nil {
 			if p.retire() {
 				return
@@ -115,14 +88,14 @@ func (p *pacer) run() {
 	}
 }
 
-// head returns the first follow-up in q, or nil.
-func (p *pacer) head(q *[]*followUp) *followUp {
+// head returns the first follow-up queued, or nil.
+func (p *pacer) head() *followUp {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(*q) == 0 {
+	if len(p.groups) == 0 {
 		return nil
 	}
-	return (*q)[0]
+	return p.groups[0]
 }
 
 // retire marks the goroutine ended if nothing is queued, under the lock add
@@ -130,7 +103,7 @@ func (p *pacer) head(q *[]*followUp) *followUp {
 func (p *pacer) retire() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.idles) > 0 || len(p.groups) > 0 {
+	if len(p.groups) > 0 {
 		return false
 	}
 	p.running = false
@@ -150,7 +123,7 @@ func (p *pacer) write(f *followUp) time.Duration {
 		if err == nil {
 			p.last, p.starved = now, false
 		}
-		p.finish(f, "autogroup", err)
+		p.finish(f, err)
 		return 0
 	}
 	// Refused: this process or another wrote less than HZ/10 ago.
@@ -167,7 +140,7 @@ func (p *pacer) write(f *followUp) time.Duration {
 	}
 	if now.Sub(f.refused) >= budget {
 		p.starved = true
-		p.finish(f, "autogroup", errRateLimit{err, budget})
+		p.finish(f, errRateLimit{err, budget})
 		return 0
 	}
 	if wait := p.last.Add(p.gap).Sub(now); wait > 0 {
@@ -176,8 +149,7 @@ func (p *pacer) write(f *followUp) time.Duration {
 	return p.poll
 }
 
-// sleep waits for d, or less if new work arrives (its SCHED_IDLE moves are
-// not paced).
+// sleep waits for d, or less if new work arrives.
 func (p *pacer) sleep(d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -187,29 +159,20 @@ func (p *pacer) sleep(d time.Duration) {
 	}
 }
 
-// finish removes f's step from its queue and reports err, if any.
-func (p *pacer) finish(f *followUp, step string, err error) {
+// finish removes f from the queue and reports err, if any.
+func (p *pacer) finish(f *followUp, err error) {
 	p.mu.Lock()
-	q := &p.groups
-	if step == "SCHED_IDLE" {
-		q, f.idle = &p.idles, false
-	} else {
-		f.autogroup = false
+	p.groups[0] = nil // the queue's array must not keep f (and its command) alive
+	if p.groups = p.groups[1:]; len(p.groups) == 0 {
+		p.groups = nil
 	}
-	(*q)[0] = nil // the queue's array must not keep f (and its command) alive
-	if *q = (*q)[1:]; len(*q) == 0 {
-		*q = nil
-	}
-	name := f.stepName(step)
 	var serr *StepError
 	if err != nil {
-		serr = &StepError{Pid: f.child.pid, Step: name, Err: err}
+		serr = &StepError{Pid: f.child.pid, Step: f.stepName(), Err: err}
 	}
-	p.status.done(f, name, serr)
+	p.status.done(f.status, f.stepName(), serr)
 	p.mu.Unlock()
-	if !f.idle && !f.autogroup {
-		f.child.close()
-	}
+	f.child.close()
 	if serr != nil && f.report != nil {
 		f.report(serr)
 	}

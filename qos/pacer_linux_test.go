@@ -27,7 +27,6 @@ type fakeKernel struct {
 	next    time.Time
 	refused int
 	writes  []step // in the order they landed
-	idles   []step
 }
 
 type step struct {
@@ -50,25 +49,17 @@ func (k *fakeKernel) write(start time.Time) func(*followUp) error {
 	}
 }
 
-func (k *fakeKernel) idle(start time.Time) func(*followUp) error {
-	return func(f *followUp) error {
-		k.mu.Lock()
-		defer k.mu.Unlock()
-		k.idles = append(k.idles, step{f.child.pid, time.Since(start)})
-		return nil
-	}
-}
-
 // fakePacer returns a pacer whose steps go to k, started at the bubble's
 // present time.
 func fakePacer(k *fakeKernel) (*pacer, time.Time) {
 	p, start := newPacer(), time.Now()
-	p.applyAutogroup, p.applyIdle = k.write(start), k.idle(start)
+	p.applyAutogroup = k.write(start)
+	p.status.alive = func(int, uint64) bool { return true }
 	return p, start
 }
 
-func fakeFollowUp(pid int, idle, group bool, report func(error)) *followUp {
-	return &followUp{child: child{pid: pid, pidfd: -1}, nice: 5, idle: idle, autogroup: group, report: report}
+func fakeFollowUp(pid int, report func(error)) *followUp {
+	return &followUp{child: child{pid: pid, pidfd: -1}, nice: 5, report: report}
 }
 
 // TestPacerSpacesWrites: a burst of twenty Setsid starts (a window restoring
@@ -81,7 +72,7 @@ func TestPacerSpacesWrites(t *testing.T) {
 		p, _ := fakePacer(k)
 		var reported []error
 		for pid := range 20 {
-			p.add(fakeFollowUp(pid, false, true, func(err error) { reported = append(reported, err) }))
+			p.add(fakeFollowUp(pid, func(err error) { reported = append(reported, err) }))
 		}
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, k.writes, 20, "writes that landed: got %d, want 20", len(k.writes))
@@ -101,31 +92,11 @@ func TestPacerWaitsForAnotherWriter(t *testing.T) {
 		k := &fakeKernel{window: 100 * time.Millisecond}
 		k.next = time.Now().Add(40 * time.Millisecond)
 		p, _ := fakePacer(k)
-		p.add(fakeFollowUp(1, false, true, nil))
+		p.add(fakeFollowUp(1, nil))
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, k.writes, 1)
 		assert.Equal(t, 40*time.Millisecond, k.writes[0].at, "write landed at %v, want 40ms", k.writes[0].at)
 		assert.Equal(t, 4, k.refused, "refused writes: got %d, want 4 (one every %v)", k.refused, p.poll)
-	})
-}
-
-// TestPacerIdleNotPaced: SCHED_IDLE moves are not rate limited, so they
-// never wait behind autogroup writes, even ones queued earlier.
-func TestPacerIdleNotPaced(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		k := &fakeKernel{window: 100 * time.Millisecond}
-		p, _ := fakePacer(k)
-		for pid := range 5 {
-			p.add(fakeFollowUp(pid, false, true, nil))
-		}
-		mid := time.NewTimer(150 * time.Millisecond) // the bubble's clock: the pacer is mid-queue
-		<-mid.C
-		p.add(fakeFollowUp(10, true, true, nil))
-		require.NoError(t, p.wait(context.Background()))
-		require.Len(t, k.idles, 1)
-		assert.Equal(t, step{10, 150 * time.Millisecond}, k.idles[0], "idle move: got %+v, want at once", k.idles[0])
-		require.Len(t, k.writes, 6)
-		assert.Equal(t, 10, k.writes[5].pid, "the late child's autogroup write comes last")
 	})
 }
 
@@ -141,9 +112,9 @@ func TestPacerGivesUp(t *testing.T) {
 		var reported []error
 		var at []time.Duration
 		report := func(err error) { reported, at = append(reported, err), append(at, time.Since(start)) }
-		p.add(fakeFollowUp(1, false, true, report))
-		p.add(fakeFollowUp(2, false, true, report))
-		p.add(fakeFollowUp(3, false, true, report))
+		p.add(fakeFollowUp(1, report))
+		p.add(fakeFollowUp(2, report))
+		p.add(fakeFollowUp(3, report))
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, reported, 3)
 		// Tries come every poll, so a child gives up on the first poll at or
@@ -167,14 +138,14 @@ func TestPacerStatus(t *testing.T) {
 		k := &fakeKernel{window: 100 * time.Millisecond, deny: true}
 		p, _ := fakePacer(k)
 		p.budget = time.Second
-		f := fakeFollowUp(7, true, true, nil)
+		f := fakeFollowUp(7, nil)
 		f.start = 42
 		p.add(f)
 		synctest.Wait()
 		p.mu.Lock()
 		pending, failed := p.status.lookup(7, 42)
 		p.mu.Unlock()
-		assert.Equal(t, []string{"autogroup nice 5"}, pending, "pending once the idle move ran")
+		assert.Equal(t, []string{"autogroup nice 5"}, pending, "pending while the kernel refuses it")
 		assert.NoError(t, failed)
 		require.NoError(t, p.wait(context.Background()))
 		p.mu.Lock()
@@ -188,16 +159,16 @@ func TestPacerStatus(t *testing.T) {
 	})
 }
 
-// When both of a child's steps fail, Inspect's Applied.Failed holds both
-// errors, reachable with errors.Is, in a text of one line.
+// When both of a child's steps fail (SCHED_IDLE at exec, the autogroup
+// after start), Inspect's Applied.Failed holds both errors, reachable with
+// errors.Is, in a text of one line.
 func TestStatusJoinsFailuresOnOneLine(t *testing.T) {
-	var tbl statusTable
-	f := &followUp{child: child{pid: 7, pidfd: -1}, start: 99, nice: 15, idle: true, autogroup: true}
-	tbl.add(f)
-	idle := &StepError{Pid: 7, Step: f.stepName("SCHED_IDLE"), Err: unix.EPERM}
-	ag := &StepError{Pid: 7, Step: f.stepName("autogroup"), Err: unix.EAGAIN}
-	tbl.done(f, f.stepName("SCHED_IDLE"), idle)
-	tbl.done(f, f.stepName("autogroup"), ag)
+	tbl := statusTable{alive: func(int, uint64) bool { return true }}
+	f := &followUp{child: child{pid: 7, pidfd: -1}, start: 99, nice: 15}
+	idle := &StepError{Pid: 7, Step: "SCHED_IDLE, nice 15", Err: unix.EPERM}
+	ag := &StepError{Pid: 7, Step: f.stepName(), Err: unix.EAGAIN}
+	tbl.fail(7, 99, idle)
+	tbl.done(tbl.add(7, 99, f.stepName()), f.stepName(), ag)
 
 	pending, failed := tbl.lookup(7, 99)
 	assert.Empty(t, pending, "pending steps")
@@ -207,4 +178,36 @@ func TestStatusJoinsFailuresOnOneLine(t *testing.T) {
 	assert.Equal(t, idle.Error()+" | "+ag.Error(), failed.Error(), "one line, the steps in order")
 	_, failed = tbl.lookup(7, 100)
 	assert.NoError(t, failed, "a later process with the same pid")
+}
+
+// TestStatusTableBounded: Inspect's status is kept for children that run
+// or wait for a step, never for ones gone. 200 children each have a step
+// that failed at exec and one still pending; once each has exited and its
+// pending step ran, nothing is left, and while they run every failure
+// shows.
+func TestStatusTableBounded(t *testing.T) {
+	alive := map[int]bool{}
+	tbl := statusTable{alive: func(pid int, _ uint64) bool { return alive[pid] }}
+	var entries []*childStatus
+	for pid := 1; pid <= 200; pid++ {
+		alive[pid] = true
+		tbl.fail(pid, 1, &StepError{Pid: pid, Step: "SCHED_IDLE, nice 19", Err: unix.EPERM})
+		entries = append(entries, tbl.add(pid, 1, "autogroup nice 19"))
+	}
+	require.Len(t, tbl.byPid, 200, "entries while every child waits for a step")
+	for i, s := range entries[:100] {
+		tbl.done(s, "autogroup nice 19", nil) // these run on
+		_, failed := tbl.lookup(i+1, 1)
+		assert.ErrorIs(t, failed, unix.EPERM, "child %d runs: its failure shows", i+1)
+	}
+	for i, s := range entries[100:] {
+		delete(alive, 101+i) // exits before its step
+		tbl.done(s, "autogroup nice 19", nil)
+	}
+	assert.Len(t, tbl.byPid, 100, "entries: got %d, want the 100 children that run", len(tbl.byPid))
+	for pid := 1; pid <= 100; pid++ {
+		delete(alive, pid)
+	}
+	_, _ = tbl.lookup(1, 1)
+	assert.Empty(t, tbl.byPid, "entries once every child exited: got %d, want 0", len(tbl.byPid))
 }

@@ -55,7 +55,8 @@ var (
 	ErrMode = errors.New("qos: unknown mode")
 	// ErrTier is wrapped by errors about a Tier other than the three declared.
 	ErrTier = errors.New("qos: unknown tier")
-	// ErrThreadBound is returned (wrapped) by Start on Linux for a command whose
+	// ErrThreadBound is returned (wrapped) by Start on Linux, in a mode
+	// other than off, and by Group.Start on Linux for a command whose
 	// SysProcAttr sets Ptrace: the tracer is the thread that starts the
 	// child (ptrace(2)), and Start retires that thread as soon as the child
 	// runs, which would leave the child without a tracer. (Pdeathsig, tied
@@ -166,6 +167,8 @@ func Describe() string {
 
 // Start starts cmd so that it, and every thread and process it creates, runs
 // in tier t as mode m sets it. It is [Options.Start] with the zero Options.
+// To have what cmd starts end with the app as well, start it through a
+// [Group].
 func Start(cmd *exec.Cmd, t Tier, m Mode) error { return Options{}.Start(cmd, t, m) }
 
 // Do runs fn on one OS thread lowered to tier t for the call, and leaves no
@@ -197,8 +200,9 @@ func WaitApplied(ctx context.Context) error { return waitApplied(ctx) }
 // changed (the root task group has no shares to set), so it is always 0.
 const RootAutogroup = "/"
 
-// Applied is what [Inspect] reads back about a process (its main thread).
-// Fields a platform cannot report stay zero.
+// Applied is what [Inspect] reads back about a process (its main thread)
+// and, on Linux, the tree of processes below it. Fields a platform cannot
+// report stay zero.
 type Applied struct {
 	Nice          int    // nice value (Linux: /proc/<pid>/stat field 19)
 	Policy        string // Linux: "SCHED_OTHER", "SCHED_IDLE", ...; macOS, for the calling process only: "PRIO_DARWIN_BG" or "default"; Windows: the priority class
@@ -218,17 +222,32 @@ type Applied struct {
 	// 5"); nil when none.
 	Pending []string
 	// Failed is the error of such a step that failed for this process
-	// (errors.As finds a [*StepError]); nil when none failed. Failures are
-	// kept for the last 64 processes that had one.
+	// (errors.As finds a [*StepError]); nil when none failed. A failure is
+	// kept while the process runs.
 	Failed error
+
+	// Processes and Threads count the process's tree (Linux): the process
+	// and every live process below it, and their threads, as /proc lists
+	// them. For the command of a [Group] in an app that calls [Main], the
+	// fields above are the command's and the tree is everything it
+	// started, without qos's own two helper processes.
+	Processes, Threads int
+	// OffTier names each process or thread of the tree that runs above the
+	// tree's root (Linux): a lower nice value, SCHED_OTHER below a
+	// SCHED_IDLE root, an I/O priority served first, or an autogroup of its
+	// own (a session it made) at a lower nice value than the root's, e.g.
+	// "pid 4242 (node): own autogroup /autogroup-97 at nice 0". At most 16,
+	// then "and N more"; nil when none does.
+	OffTier []string
 }
 
 // String words a as a status on one line, e.g. "nice 15, SCHED_OTHER, I/O
 // best-effort 7, in the app's autogroup /autogroup-41" (a child in the
 // app's session: its nice value weighs against the app's threads there, as
 // intended) or "..., own autogroup /autogroup-42 at nice 15" (a child in a
-// session of its own). It leaves IOScheduler out: that describes the disks,
-// not the process.
+// session of its own), then the tree when it has more than the process
+// ("; tree: 4 processes, 9 threads") and what runs above the tier. It
+// leaves IOScheduler out: that describes the disks, not the process.
 func (a Applied) String() string {
 	parts := []string{fmt.Sprintf("nice %d", a.Nice)}
 	if a.Policy != "" {
@@ -245,6 +264,12 @@ func (a Applied) String() string {
 		parts = append(parts, fmt.Sprintf("own autogroup %s at nice %d", a.Autogroup, a.AutogroupNice))
 	}
 	s := strings.Join(parts, ", ")
+	if a.Processes > 1 {
+		s += fmt.Sprintf("; tree: %d processes, %d threads", a.Processes, a.Threads)
+	}
+	if len(a.OffTier) > 0 {
+		s += "; above the tier: " + strings.Join(a.OffTier, ", ")
+	}
 	if len(a.Pending) > 0 {
 		s += "; pending: " + strings.Join(a.Pending, ", ")
 	}
@@ -271,8 +296,9 @@ func (e *StepError) Error() string {
 func (e *StepError) Unwrap() error { return e.Err }
 
 // Inspect reads back the priorities process pid runs with: on Linux its nice
-// value, scheduling policy, I/O class and level, autogroup and the note on
-// the disks' I/O schedulers; on macOS the nice value and, for the calling
+// value, scheduling policy, I/O class and level, autogroup, the note on the
+// disks' I/O schedulers, and its tree of processes, with any that runs
+// above it; on macOS the nice value and, for the calling
 // process only (xnu answers for no other), whether it is in PRIO_DARWIN_BG;
 // on Windows the priority class. Elsewhere it returns an error wrapping
 // [errors.ErrUnsupported].

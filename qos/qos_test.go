@@ -21,6 +21,7 @@ const helperEnv = "QOS_TEST_HELPER"
 var helpers = map[string]func() int{}
 
 func TestMain(m *testing.M) {
+	Main() // the keeper and the holder a Group starts are this binary
 	if name := os.Getenv(helperEnv); name != "" {
 		h, ok := helpers[name]
 		if !ok {

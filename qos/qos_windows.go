@@ -11,11 +11,11 @@ import (
 	"golang.org/x/sys/windows"
 )
 
-// Windows support. It compiles in this repository's CI (GOOS=windows go vet,
-// staticcheck) and its choice of creation flags is tested on Linux
-// (creationflags_test.go), but nothing here runs in that CI: there is no
-// Windows machine, and Go's Windows binaries do not run under Wine there,
-// so the Win32 calls and their effects are untested.
+// Windows support. Its choice of creation flags is tested on Linux too
+// (creationflags_test.go); CI runs the Windows tests under Wine 8, which
+// checks the flags Start passes and the thread priorities Do sets and
+// restores, but not their effect (see "macOS, Windows and others" in the
+// package doc).
 //
 // A child gets its priority class from CreateProcess's creation flags, and
 // passes BELOW_NORMAL_PRIORITY_CLASS and IDLE_PRIORITY_CLASS on to the

@@ -42,6 +42,7 @@ type spawner struct {
 
 type spawnReq struct {
 	cmd   *exec.Cmd
+	work  func() error   // starts cmd (cmd.Start, and the steps at its exec)
 	reply chan<- outcome // buffered, 1
 }
 
@@ -50,12 +51,12 @@ var spawners struct {
 	bySetting map[setting]*spawner
 }
 
-// startOnSpawner starts cmd from the spawner thread for fork setting s,
-// starting that spawner if none runs, and returns cmd.Start's error. A panic
-// in cmd.Start is raised again here.
-func startOnSpawner(cmd *exec.Cmd, s setting) error {
+// startOnSpawner runs work, which starts cmd, on the spawner thread for
+// fork setting s, starting that spawner if none runs, and returns work's
+// error. A panic in work is raised again here.
+func startOnSpawner(cmd *exec.Cmd, s setting, work func() error) error {
 	reply := make(chan outcome, 1)
-	if err := enqueue(s, spawnReq{cmd: cmd, reply: reply}); err != nil {
+	if err := enqueue(s, spawnReq{cmd: cmd, work: work, reply: reply}); err != nil {
 		return err
 	}
 	o := <-reply
@@ -124,7 +125,7 @@ func (sp *spawner) run(s setting, locked chan<- struct{}) {
 			return
 		}
 		for _, r := range reqs {
-			o := startRecovered(r.cmd)
+			o := startRecovered(r.work)
 			if o.err == nil && !o.panicked {
 				kids.add(r.cmd.Process.Pid)
 			}
@@ -163,15 +164,15 @@ func (sp *spawner) fail(s setting, err error) {
 	_ = unix.Close(sp.wake)
 }
 
-// startRecovered calls cmd.Start, turning a panic into an outcome so that
-// the spawner survives it.
-func startRecovered(cmd *exec.Cmd) (o outcome) {
+// startRecovered calls work, turning a panic into an outcome so that the
+// spawner survives it.
+func startRecovered(work func() error) (o outcome) {
 	defer func() {
 		if v := recover(); v != nil {
 			o = outcome{panicked: true, value: v}
 		}
 	}()
-	return outcome{err: cmd.Start()}
+	return outcome{err: work()}
 }
 
 // children are the running children of a spawner, each watched through a

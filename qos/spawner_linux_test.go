@@ -162,3 +162,25 @@ func pdeathAppHelper() int {
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }
+
+// TestPdeathsigModeOffInsideDo: a command with Pdeathsig started in mode
+// off from inside Do, whose thread is retired when fn returns (the mode is
+// chosen per call, so a housekeeping pass may start an agent whose profile
+// says off). The parent-death signal follows the forking thread, so the
+// command must be forked from a kept thread in mode off too, and live on
+// after Do returned until its stdin closes.
+func TestPdeathsigModeOffInsideDo(t *testing.T) {
+	cmd := exec.Command("/bin/cat")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	var tid int
+	require.NoError(t, Do(Background, ModeUtility, func() {
+		tid = unix.Gettid()
+		require.NoError(t, Start(cmd, Agent, ModeOff))
+	}))
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	waitThreadExit(t, tid) // Do's thread is gone: a child forked from it has had its signal
+	require.NoError(t, in.Close())
+	assert.NoError(t, cmd.Wait(), "it exits 0 at the end of its input, not killed by its parent-death signal")
+}

@@ -20,7 +20,7 @@ import (
 func TestCloseDeadlineWithWatchFnRunning(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		const path = "/state/slow.json"
+		path := osPath("/state/slow.json")
 		f, _ := Open[string](r.s, path)
 		release := make(chan struct{})
 		entered := make(chan struct{}, 1)

@@ -14,19 +14,22 @@ import (
 // wait on a real syscall).
 type commitFunc func(path string, data []byte, tr *SaveTrace) error
 
-// run executes one op on the writer: encode (for a save), then commit.
+// run executes one op on the writer: encode (for a save), the checks of
+// the file it would replace, then commit.
 func (q *queue) run(o op) error {
 	s := q.s
-	tr := SaveTrace{Path: q.path, Queued: o.queued, Superseded: o.superseded, Remove: o.kind == opRemove}
+	tr := SaveTrace{Path: q.path, Queued: o.queued, Superseded: o.superseded, Remove: o.kind == opRemove, Retry: o.retry}
 	err := q.retryQuarantine()
 	switch {
 	case err != nil:
 	case o.kind == opSave:
 		err = q.runSave(&tr)
 	default:
-		err = s.commit(q.path, nil, &tr)
-		q.noteCommit(nil, err)
-		q.noteWrite(nil, err)
+		if _, err = q.beforeWrite(nil); err == nil {
+			err = s.commit(q.path, nil, &tr)
+			q.noteCommit(nil, err)
+			q.noteWrite(nil, err)
+		}
 	}
 	if err != nil {
 		q.last = lastWrite{}
@@ -43,14 +46,18 @@ func (q *queue) runSave(tr *SaveTrace) error {
 	data, err := q.slot.encode()
 	tr.Encode = time.Since(start)
 	tr.Bytes = len(data)
-	if err == nil {
-		// Again: a Load in a MarshalJSON may have found the file
-		// corrupt and failed to move it aside (see File.Load).
-		err = q.retryQuarantine()
+	if err != nil {
+		return err
 	}
+	// Again: a Load in a MarshalJSON may have found the file corrupt and
+	// failed to move it aside (see File.Load).
+	if err := q.retryQuarantine(); err != nil {
+		return err
+	}
+	same, err := q.beforeWrite(data)
 	switch {
 	case err != nil:
-	case q.unchanged(data):
+	case same:
 		tr.Unchanged = true // no write, no fsync
 	default:
 		err = q.s.commit(q.path, data, tr)
@@ -60,20 +67,21 @@ func (q *queue) runSave(tr *SaveTrace) error {
 	return err
 }
 
-// commitToDisk is the real commit step.
+// commitToDisk is the real commit step. Its errors name path, not the
+// temp file or directory the failed step touched (see diskError).
 func (s *Store) commitToDisk(path string, data []byte, tr *SaveTrace) error {
 	if data == nil {
-		return s.removeFile(path, tr)
+		return wrapDisk("remove", path, s.removeFile(path, tr))
 	}
 	err := s.replaceFile(path, data, tr)
 	if errors.Is(err, fs.ErrNotExist) {
 		// The directory is missing: create it (0o700) and try once more.
 		if mkErr := s.mkdirAll(filepath.Dir(path)); mkErr != nil {
-			return mkErr
+			return wrapDisk("save", path, mkErr)
 		}
 		err = s.replaceFile(path, data, tr)
 	}
-	return err
+	return wrapDisk("save", path, err)
 }
 
 // removeFile deletes path; a missing file is not an error. Durable removes
@@ -85,7 +93,7 @@ func (s *Store) removeFile(path string, tr *SaveTrace) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if s.opts.Durability != Durable || err != nil {
+	if s.opts.Durability != Durable || err != nil || !syncsDir {
 		return nil
 	}
 	start = time.Now()

@@ -3,9 +3,10 @@
 package statefile
 
 // dirLock is a no-op where temp files are not claimed with flock: on
-// Windows an open temp file cannot be deleted (see tempclaim.go), so a
-// sweep cannot take one between its creation and its rename; elsewhere
-// tryLock is unsupported and the sweep removes nothing it cannot lock.
+// Windows the handle that creates a temp file holds it against the sweep
+// until the move (tempclaim_windows.go), so there is no window between
+// creation and claim to close; elsewhere tryLock is unsupported and the
+// sweep removes nothing it cannot lock.
 type dirLock struct{}
 
 func (*dirLock) release() {}

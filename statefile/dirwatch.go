@@ -356,7 +356,7 @@ func (dw *dirWatcher) rearm(done chan<- []string) {
 		}
 		logIt := !warned && !errors.Is(err, fs.ErrNotExist) // ENOENT: gone again since the stat
 		dw.markLost(d, warned || logIt)
-		if l := s.opts.Logger; l != nil && logIt {
+		if l := s.log; l != nil && logIt {
 			l.Warn("statefile: cannot watch a directory again; retrying every second",
 				slog.String("dir", d), slog.Any("err", err))
 		}
@@ -418,7 +418,7 @@ func (dw *dirWatcher) watched(path string) bool {
 // queue overflowed: IN_Q_OVERFLOW, fsnotify.ErrEventOverflow), so every
 // watched path gets a check; a check that finds nothing new reports nothing.
 func (dw *dirWatcher) missed(st *settler, err error) {
-	if l := dw.s.opts.Logger; l != nil {
+	if l := dw.s.log; l != nil {
 		l.Warn("statefile: watch error; checking every watched file", slog.Any("err", err))
 	}
 	now := time.Now()

@@ -3,6 +3,9 @@ package statefile
 import (
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -83,9 +86,10 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // first (the path is in Pending and Err is the context's error), or the
 // Flush ran on a writer that could not wait for the path (it is in Pending
 // and Err is [ErrReentrant]), or the path's newest save or remove failed
-// (the path is in Failed with its error). A failed save that a later save
-// or remove of the same path superseded by succeeding is not in Failed:
-// the file holds the newest state. The writers keep going after a Flush
+// and so did the Flush's retry of it (the path is in Failed with the
+// retry's error; see the package docs, "Failures and retries"). A failed
+// save that a later save or remove of the same path superseded by
+// succeeding is not in Failed: the file holds the newest state. The writers keep going after a Flush
 // gives up; nothing queued is dropped.
 type NotDrainedError struct {
 	Pending []string         // paths still being written when the Flush returned, sorted
@@ -139,4 +143,66 @@ func errText(err error) string {
 		return "<nil>"
 	}
 	return err.Error()
+}
+
+// diskError is a failed commit step, named by the state file: the step's
+// own error names the temp file (".<name><digits>") or the directory it
+// touched, which tells a person nothing. Its text keeps the step and the
+// cause ("statefile: save /home/u/app/anchors.json: write temp file: no
+// space left on device"); Unwrap returns the step's own error, so
+// errors.Is(err, syscall.ENOSPC) and errors.As with an *fs.PathError work.
+type diskError struct {
+	op   string // "save", "remove"
+	path string // the state file
+	err  error
+}
+
+func (e *diskError) Error() string {
+	return oneline.Fold("statefile: " + e.op + " " + e.path + ": " + stepText(e.path, e.err))
+}
+
+func (e *diskError) Unwrap() error { return e.err }
+
+// wrapDisk names path in a commit's error; nil stays nil.
+func wrapDisk(op, path string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &diskError{op: op, path: path, err: err}
+}
+
+// stepText is err's text with the temp file or directory it names
+// replaced by what it is to path.
+func stepText(path string, err error) string {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return joinStep(pe.Op, role(path, pe.Path), pe.Err)
+	case errors.As(err, &le):
+		return joinStep(le.Op, "temp file over it", le.Err)
+	}
+	return err.Error()
+}
+
+func joinStep(op, what string, err error) string {
+	if what != "" {
+		op += " " + what
+	}
+	return op + ": " + errText(err)
+}
+
+// role says what name is to the state file path: itself (""), its
+// directory or a parent, or the temp file beside it.
+func role(path, name string) string {
+	dir := filepath.Dir(path)
+	switch {
+	case name == path:
+		return ""
+	case name == dir:
+		return "directory"
+	case filepath.Dir(name) == dir && strings.HasPrefix(filepath.Base(name), "."+filepath.Base(path)):
+		return "temp file"
+	}
+	return name
 }

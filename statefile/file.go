@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"reflect"
+	"slices"
 	"sync/atomic"
 )
 
@@ -94,7 +95,10 @@ func (f *File[T]) Load() (T, error) {
 }
 
 // LoadContext is [File.Load] that gives up when ctx ends, returning ctx's
-// error. The read stays queued and its result is dropped.
+// error. A read that has not started yet is taken off the path's queue,
+// so a GUI that polls LoadContext on a hung disk queues nothing more than
+// the one read the disk holds; a read already running finishes on the
+// writer and its result is dropped.
 func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
 	type result struct {
 		v   T
@@ -129,15 +133,29 @@ func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
 	case res := <-reply:
 		return res.v, res.err
 	case <-ctx.Done():
+		q.dropRead(r)
 		var zero T
 		return zero, fmt.Errorf("statefile: load %s: %w", q.path, ctx.Err())
 	}
 }
 
+// dropRead takes r off q's queue if its writer has not taken it yet.
+func (q *queue) dropRead(r *readReq) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if i := slices.Index(q.reads, r); i >= 0 {
+		q.reads = slices.Delete(q.reads, i, i+1)
+	}
+}
+
 // Flush waits until the saves and removes queued on this path before the
-// call have reached the disk or failed. See [Store.Flush] for the result.
-// Called on the path's own writer with a save pending, it returns at once
-// with an error matching [ErrReentrant].
+// call have reached the disk or failed, trying a failed one again as
+// [Store.Flush] does. It reports the path's failure whenever its newest
+// state is not on disk after that, whether or not another Flush reported
+// it before. See [Store.Flush] for the result. Called on the path's own
+// writer with a save pending, it returns at once with an error matching
+// [ErrReentrant]; with a failure and nothing pending, it reports the
+// failure without a retry.
 func (f *File[T]) Flush(ctx context.Context) error {
 	q := f.q
 	nd := &NotDrainedError{}
@@ -166,8 +184,16 @@ type pendingSlot interface {
 	typeName() string        // for the error of a mismatched Open
 	prepare(q *queue) error  // pending migrations, before any op (migrate.go); writer only
 	batched() bool           // the writer holds Updates or changes behind one (update.go); writer only
-	runBatch(q *queue, o op) error
-	drop() // forget the writer's value and changes; writer only
+	runBatch(q *queue, o *op) result
+
+	// Retries (retry.go); writer only.
+	settle(keep bool, kind opKind) // after an attempt: keep the writer's value and changes for a retry, or drop them
+	takeKept() opKind              // the kept op -> the writer's, for its retry
+	mergeKept(kind opKind) opKind  // a new op of kind replaces the kept one, or builds on it (an Update)
+
+	versioned() bool                            // the path has Migrations (migrate.go)
+	checkNewer(q *queue, data []byte) error     // a *VersionError if data is newer than the migrations know
+	view(q *queue, data []byte) ([]byte, error) // data at the newest version, for a watch: migrated in memory, or a *VersionError
 }
 
 // slot holds a path's newest queued value and the one its writer encodes,
@@ -178,37 +204,38 @@ type slot[T any] struct {
 	taking T           // the value the writer encodes; writer only
 
 	takingUps *changes[T]                    // the changes the writer applies after taking; writer only
-	keep      bool                           // writer only: Update is in use, so encode keeps lastData
-	lastData  []byte                         // writer only: the bytes of the newest save encoded, for Update (update.go)
+	kept      kept[T]                        // writer only: a failed op kept for its retry (retry.go)
 	migrated  bool                           // writer only: the file is at the newest version (migrate.go)
 	opts      atomic.Pointer[FileOptions[T]] // set by OpenWith (fileoptions.go); nil means the defaults
+}
+
+// kept is a failed op, as its writer will run it again: a save of v, a
+// remove, or, when the failure came before its changes ran (the file could
+// not be read or migrated), the op as it was taken, changes and all.
+type kept[T any] struct {
+	has  bool
+	kind opKind
+	v    T
+	ups  *changes[T]
 }
 
 func (s *slot[T]) takeValue() {
 	var zero T
 	s.taking, s.v = s.v, zero
 	s.takingUps, s.ups = s.ups, nil
-	if s.takingUps != nil {
-		s.keep = true
-	}
 }
 
+// encode returns the writer's value as JSON. It leaves the value in place:
+// settle drops it, or keeps it for a retry.
 func (s *slot[T]) encode() ([]byte, error) {
-	var zero T
-	v := s.taking
-	s.taking = zero // let the GC have it once encoded
-	data, err := json.Marshal(v)
+	data, err := json.Marshal(s.taking)
 	if err != nil {
-		return nil, fmt.Errorf("statefile: encode: %w", err)
+		return nil, &finalError{fmt.Errorf("statefile: encode: %w", err)}
 	}
 	if err := s.checkVersion(data); err != nil {
-		return nil, err
+		return nil, &finalError{err}
 	}
-	data = append(data, '\n')
-	if s.keep {
-		s.lastData = data
-	}
-	return data, nil
+	return append(data, '\n'), nil
 }
 
 func (s *slot[T]) typeName() string { return reflect.TypeFor[T]().String() }

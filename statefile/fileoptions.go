@@ -85,7 +85,8 @@ func (s *slot[T]) read(q *queue) (T, error) {
 }
 
 // readValue reads and decodes q's file on its writer, after the pending
-// migrations. replaced reports whether v is OnCorrupt's value.
+// migrations, checking its version again (see view). replaced reports
+// whether v is OnCorrupt's value.
 func (s *slot[T]) readValue(q *queue) (v T, replaced bool, err error) {
 	var zero T
 	if err := s.prepare(q); err != nil {
@@ -101,6 +102,9 @@ func (s *slot[T]) readValue(q *queue) (v T, replaced bool, err error) {
 	}
 	if len(data) == 0 && o.Default != nil {
 		return o.Default(), false, nil
+	}
+	if data, err = s.view(q, data); err != nil {
+		return zero, false, err // a newer release wrote it since the path's first op: never decoded lossily
 	}
 	derr := decode(data, &v)
 	if derr == nil {
@@ -128,7 +132,7 @@ func (s *slot[T]) replace(q *queue, onCorrupt func(*CorruptError) (T, error), er
 		return v, true, err
 	}
 	if werr := s.writeNow(q, v); werr != nil {
-		q.s.report(q.path, werr) // Load still returns the replacement: the app asked for it
+		q.report(werr) // Load still returns the replacement: the app asked for it
 	}
 	return v, true, nil
 }

@@ -3,6 +3,8 @@ package statefile
 import (
 	"io/fs"
 	"os"
+	"path/filepath"
+	"runtime"
 	"sync"
 	"testing"
 
@@ -108,3 +110,40 @@ func readFileT(t *testing.T, path string) string {
 }
 
 var errNotExist = fs.ErrNotExist
+
+// fakeVolume is the volume of the absolute paths the fake disks and
+// notifiers use: "" on Unix; on Windows the current directory's drive, on
+// which Open's filepath.Abs puts a path that starts with a separator.
+var fakeVolume = func() string {
+	wd, err := os.Getwd()
+	if err != nil {
+		panic(err)
+	}
+	return filepath.VolumeName(wd)
+}()
+
+// osPath turns a slash-separated absolute path of a fake disk
+// ("/state/a.json") into the one Open makes of it on this system: the same
+// on Unix, "C:\state\a.json" on Windows. It does not clean it.
+func osPath(slashPath string) string { return fakeVolume + filepath.FromSlash(slashPath) }
+
+// fineClock says whether time.Since measures a single fast file system
+// call. Not on Windows: its monotonic clock moves in timer ticks (Go's
+// nanotime1 reads INTERRUPT_TIME: runtime/sys_windows_amd64.s), so the
+// fsync or the rename of a small file often measures 0 there.
+const fineClock = runtime.GOOS != "windows"
+
+// osPerm is the permission bits os.Stat reports for a file (or directory)
+// created with perm: perm itself on Unix; on Windows, which keeps no mode
+// bits (access is the directory's inherited ACL), what Go's os.Stat shows
+// for every directory (0o777) and writable file (0o666: types_windows.go,
+// fileStat.Mode).
+func osPerm(perm fs.FileMode, dir bool) fs.FileMode {
+	switch {
+	case runtime.GOOS != "windows":
+		return perm
+	case dir:
+		return 0o777
+	}
+	return 0o666
+}

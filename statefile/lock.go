@@ -124,6 +124,16 @@ func (l *fileLock) release() {
 	l.f = nil
 }
 
+// held reports whether the lock is still held; a nil lock is not.
+func (l *fileLock) held() bool {
+	if l == nil {
+		return false
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.f != nil
+}
+
 // takeLock takes path's lock for a first Open when the Store is Exclusive;
 // it returns nil when there is nothing to take. s.lockMu is held.
 func (s *Store) takeLock(path string) (*fileLock, error) {
@@ -152,7 +162,7 @@ func (q *queue) releaseIfDrained() {
 		return
 	}
 	q.mu.Lock()
-	drained := q.s.closed.Load() && q.done == q.seq
+	drained := q.s.closed.Load() && q.done == q.seq && q.started == q.finished && !q.retryNow // no op, and no retry, queued or running
 	q.mu.Unlock()
 	if drained {
 		q.lock.release()

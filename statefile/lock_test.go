@@ -55,7 +55,7 @@ func TestExclusiveCreatesDirectory(t *testing.T) {
 	require.NoError(t, err)
 	st, err := os.Stat(filepath.Dir(path))
 	require.NoError(t, err)
-	assert.Equal(t, os.FileMode(0o700), st.Mode().Perm())
+	assert.Equal(t, osPerm(0o700, true), st.Mode().Perm())
 	require.NoError(t, s.Close(context.Background()))
 }
 

@@ -35,5 +35,3 @@ func tryLock(f *os.File) error {
 func unlock(f *os.File) error {
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, lockRange())
 }
-
-func openTemp(name string) (*os.File, error) { return os.Open(name) }

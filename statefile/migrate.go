@@ -30,10 +30,14 @@ type Migration struct {
 var ErrNewerVersion = errors.New("statefile: file has a newer version")
 
 // VersionError reports a file whose version is newer than the newest
-// [Migration] of its path: a newer release of the app wrote it. The file
-// is left untouched: Load returns this error, and every Save, Update and
-// Remove of the path fails with it, until the file is gone or older.
-// errors.Is(err, ErrNewerVersion) holds for it.
+// [Migration] of its path: a newer release of the app wrote it, at the
+// path's first op or at any later one (a second window after an update, a
+// sync tool bringing another machine's copy). The file is left untouched:
+// Load and a watch's report return this error instead of decoding it
+// lossily, and every Save, Update and Remove of the path fails with it,
+// until the file is gone or older. Such a failed op is kept and tried
+// again by each Flush, not by the backoff timer: waiting does not make the
+// file older. errors.Is(err, ErrNewerVersion) holds for it.
 type VersionError struct {
 	Path    string // the state file
 	Version int    // its version
@@ -173,9 +177,56 @@ func (q *queue) replaceMigrated(old, migrated []byte, from int) error {
 		return fmt.Errorf("statefile: migrate %s: %w", q.path, err)
 	}
 	if err := q.s.commit(bak, nil, &SaveTrace{}); err != nil {
-		q.s.report(q.path, fmt.Errorf("statefile: migrate %s: removing %s: %w", q.path, bak, err))
+		q.report(fmt.Errorf("statefile: migrate %s: removing %s: %w", q.path, bak, err))
 	}
 	return nil
+}
+
+// versioned reports whether the path has Migrations, so that its file's
+// version is checked before every save and remove and at every read.
+func (s *slot[T]) versioned() bool { return len(s.options().Migrations) > 0 }
+
+// newest returns the newest version the path's migrations know.
+func newestOf(ms []Migration) int { return ms[len(ms)-1].Version }
+
+// checkNewer returns a *VersionError if data, the file a save or remove
+// would replace, has a version newer than the migrations know. It parses
+// only the top level's "version" member (see versionOf). It runs on q's
+// writer.
+func (s *slot[T]) checkNewer(q *queue, data []byte) error {
+	ms := s.options().Migrations
+	if len(ms) == 0 {
+		return nil
+	}
+	if v, ok := versionOf(data); ok && v > newestOf(ms) {
+		return &VersionError{Path: q.path, Version: v, Newest: newestOf(ms)}
+	}
+	return nil
+}
+
+// view returns the bytes of the file as they decode at the newest version,
+// for a read after the path's first op (Load, an Update's base, a watch's
+// report): a *VersionError for a file a newer release wrote since, and for
+// one an older release wrote since, the file migrated in memory (the next
+// save writes the newest version; a watch never changes a file). Bytes
+// that are no JSON object with a version are returned as they are, for the
+// decode to report. It runs on q's writer.
+func (s *slot[T]) view(q *queue, data []byte) ([]byte, error) {
+	ms := s.options().Migrations
+	if len(ms) == 0 {
+		return data, nil
+	}
+	v, ok := versionOf(data)
+	newest := newestOf(ms)
+	switch {
+	case !ok || v == newest:
+		return data, nil
+	case v > newest:
+		return nil, &VersionError{Path: q.path, Version: v, Newest: newest}
+	case !isObject(data):
+		return data, nil
+	}
+	return runSteps(q.path, data, v, ms)
 }
 
 // checkVersion fails a save, on the writer, whose value does not carry the

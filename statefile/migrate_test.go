@@ -142,27 +142,27 @@ func TestMigrateStepFails(t *testing.T) {
 func TestMigrateKeepsBackupUntilDurable(t *testing.T) {
 	s := NewStore(Options{})
 	d := newFakeDisk(s, false)
-	d.files["/state/l.json"] = []byte(`{"version":2,"title":"a"}`)
+	d.files[osPath("/state/l.json")] = []byte(`{"version":2,"title":"a"}`)
 	var commits []string
 	s.commit = func(path string, data []byte, tr *SaveTrace) error {
 		commits = append(commits, filepath.Base(path))
-		if path == "/state/l.json" && len(commits) == 2 {
+		if path == osPath("/state/l.json") && len(commits) == 2 {
 			return errors.New("disk full")
 		}
 		return d.commit(path, data, tr)
 	}
 	var ran []int
-	f, err := OpenWith(s, "/state/l.json", FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
+	f, err := OpenWith(s, osPath("/state/l.json"), FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
 	require.NoError(t, err)
 	_, err = f.Load()
 	require.ErrorContains(t, err, "disk full")
-	bak, ok := d.content("/state/l.json.v2.bak")
+	bak, ok := d.content(osPath("/state/l.json.v2.bak"))
 	require.True(t, ok, "the backup is gone while the migrated file is not written")
 	assert.Equal(t, `{"version":2,"title":"a"}`, bak)
 	got, err := f.Load() // retried: the disk is fine now
 	require.NoError(t, err)
 	assert.Equal(t, layoutV3{Version: 3, Titles: []string{"a"}}, got)
-	_, ok = d.content("/state/l.json.v2.bak")
+	_, ok = d.content(osPath("/state/l.json.v2.bak"))
 	assert.False(t, ok, "the backup must go once the migrated file is durable")
 	assert.Equal(t, []string{"l.json.v2.bak", "l.json", "l.json.v2.bak", "l.json", "l.json.v2.bak"}, commits)
 	require.NoError(t, s.Close(context.Background()))

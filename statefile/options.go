@@ -25,19 +25,34 @@ type Options struct {
 	MaxParallel int
 
 	// OnError, if set, is called on the writer goroutine for every save,
-	// remove or encode that failed, before the save counts as done. It
-	// must not block for long: the path's next save waits for it. It may
-	// call Save, Remove, Load and Flush of any path: a Load of the same
-	// path reads the disk without waiting, a Flush of it reports
-	// [ErrReentrant] (see [File.Load], [File.Flush]).
+	// remove, Update or encode that failed, before it counts as done. A
+	// retry of a failed op (see the package docs, "Failures and retries")
+	// that fails with the same error text is not reported again; one that
+	// fails differently is. It must not block for long: the path's next
+	// save waits for it. It may call Save, Remove, Load and Flush of any
+	// path: a Load of the same path reads the disk without waiting, a Flush
+	// of it reports [ErrReentrant] (see [File.Load], [File.Flush]).
 	OnError func(path string, err error)
 
-	// Logger gets one Error record per failed save, remove or encode (and
-	// the watch's reports, see [File.Watch]). Nil means [slog.Default] as
-	// it is when NewStore is called: a disk-full or permission error
-	// reaches the app's log when it happens, not only at the next Flush,
-	// which may be at quit or never if the app crashes. For silence, say
-	// so: slog.New(slog.DiscardHandler).
+	// OnRecovered, if set, is called on the writer goroutine when a save or
+	// remove of path reaches the disk (or is found unchanged there) after
+	// a failure of path was reported (to OnError or Logger, whether or not
+	// they are set), with no success of path in between: the
+	// path's newest state is on disk again, so a "not saved" warning the
+	// app showed for it can go. It is called once per run of failures,
+	// whether a retry or a newer save made it. Like OnError it must not
+	// block for long. Nil means nothing is called.
+	OnRecovered func(path string)
+
+	// Logger gets one Error record for each failure OnError gets, one Info
+	// record when such a path is saved again, and the watch's warnings
+	// (see [File.Watch]). Nil means [slog.Default], as it is when NewStore
+	// is called, if OnError is nil too, and nothing otherwise (the rule of
+	// the qos package's Options.Logger): with zero Options a disk-full or
+	// permission error reaches the app's log when it happens, not only at
+	// the next Flush, which may be at quit or never if the app crashes; an
+	// app that handles failures in OnError does not get each twice. For
+	// silence without OnError, say so: slog.New(slog.DiscardHandler).
 	Logger *slog.Logger
 
 	// MaxCorrupt is how many moved-aside copies ("<name>.corrupt-<time>")

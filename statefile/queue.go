@@ -36,10 +36,19 @@ type queue struct {
 	reads      []*readReq    // Loads waiting, in seq order
 	sweep      bool          // crash leftovers not yet swept
 	scheduled  bool          // on the ready list or held by a worker
-	failed     error         // the error of the latest op that finished: nil once one succeeded
-	fails      uint64        // failures so far
-	reported   uint64        // the value of fails that Flushes have reported up to
-	progress   chan struct{} // closed when done moves; made by waiters
+	progress   chan struct{} // closed when an attempt finishes; made by waiters
+
+	// Failures and their retries (retry.go).
+	failed     error       // the error of the newest attempt that finished: nil once one succeeded
+	retry      retryMode   // who tries the failed op again: nobody, a Flush, or also the backoff timer
+	retryNow   bool        // a Flush or the timer asked for a retry: the next step runs it
+	retryTimer *time.Timer // the backoff timer, while armed
+	retryGen   uint64      // bumped by each arm and stop, so a timer that fired late does nothing
+	started    uint64      // attempts (ops and retries) started so far
+	finished   uint64      // the number of the newest attempt that finished
+	failRun    int         // attempts in a row that failed, for the backoff
+	owed       bool        // writer only: OnError heard of a failure since the last success
+	owedText   string      // writer only: that failure's text, so a retry failing the same way is not reported again
 
 	// Watches and Exclusive (watch.go, lock.go).
 	subs        []subscriber // the path's watches; guarded by mu
@@ -63,10 +72,13 @@ type readReq struct {
 	run    func() // reads, decodes and replies; runs on the writer
 }
 
-// op is one save or remove taken off a queue by its writer.
+// op is one save or remove taken off a queue by its writer, or the retry
+// of one that failed.
 type op struct {
 	kind       opKind
-	seq        uint64
+	seq        uint64 // the newest op it carries; 0 for a retry
+	attempt    uint64 // its number among the queue's attempts (started)
+	retry      bool   // it runs again an op that failed (its value is the slot's kept one)
 	queued     time.Duration
 	superseded int
 }
@@ -97,15 +109,16 @@ func (q *queue) markScheduled() bool {
 }
 
 // flushMark is what a Flush notes about a queue when it starts: the op it
-// waits for, and the failures known and reported by then.
+// waits for, and the attempts started by then (a failure is tried again
+// by one that starts later).
 type flushMark struct {
-	target, fails, reported uint64
+	target, started uint64
 }
 
 func (q *queue) mark() flushMark {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return flushMark{target: q.seq, fails: q.fails, reported: q.reported}
+	return flushMark{target: q.seq, started: q.started}
 }
 
 // step runs one unit of q's work on a writer: the sweep, the Loads whose
@@ -126,8 +139,11 @@ func (q *queue) step() bool {
 	case q.pend != opNone:
 		o := q.take()
 		q.mu.Unlock()
-		err := q.runOp(o)
-		q.finish(o, err)
+		q.finish(o, q.runOp(&o))
+	case q.retryNow:
+		o := q.takeRetry()
+		q.mu.Unlock()
+		q.finish(o, q.runOp(&o))
 	default:
 		q.scheduled = false
 		q.mu.Unlock()
@@ -148,7 +164,8 @@ func (q *queue) takeReads() []*readReq {
 	return reads
 }
 
-// take moves the pending op to the writer. q.mu is held.
+// take moves the pending op to the writer. q.mu is held. The op replaces
+// a failed one waiting for its retry.
 func (q *queue) take() op {
 	o := op{kind: q.pend, seq: q.seq, superseded: q.superseded}
 	if !q.queuedAt.IsZero() {
@@ -157,20 +174,33 @@ func (q *queue) take() op {
 	}
 	q.slot.takeValue()
 	q.pend, q.superseded = opNone, 0
+	q.started++
+	o.attempt = q.started
+	q.retryNow = false
+	q.stopRetryLocked()
 	return o
 }
 
-// finish records the end of o and wakes the Flushes waiting for it.
-func (q *queue) finish(o op, err error) {
-	if err != nil {
-		q.s.report(q.path, err)
-	}
+// finish records the end of attempt o: it reports a failure (or the
+// success after one), keeps the op's value for a retry when one can help,
+// and wakes the Flushes waiting for it.
+func (q *queue) finish(o op, res result) {
+	q.noteOutcome(o, res.err)
+	mode := retryModeOf(res)
+	q.slot.settle(mode != retryNone, o.kind)
 	q.mu.Lock()
-	q.done = o.seq
-	q.failed = err // a success supersedes an earlier failure: the newest state is on disk
-	if err != nil {
-		q.fails++
+	if !o.retry {
+		q.done = o.seq
 	}
+	q.finished = o.attempt
+	q.failed = res.err // a success supersedes an earlier failure: the newest state is on disk
+	q.retry = mode
+	if res.err == nil {
+		q.failRun = 0
+	} else {
+		q.failRun++
+	}
+	q.armRetryLocked()
 	if q.progress != nil {
 		close(q.progress)
 		q.progress = nil
@@ -203,36 +233,25 @@ func (q *queue) wait(ctx context.Context, target uint64) bool {
 	}
 }
 
-// collectFailure adds q's failure to nd if the Flush that took m must
-// report it. Only a path whose newest op failed has one: a failure that a
-// later save or remove of the path superseded by succeeding is not
-// reported (it went to OnError and Logger when it happened). A failure is
-// reported by every Flush waiting when it happened, and one that happened
-// while none waited by every Flush that starts before one of them reports
-// it. So two Flushes at once both see it, and the Flush after them does
-// not see it again.
-func (q *queue) collectFailure(nd *NotDrainedError, m flushMark) {
-	q.mu.Lock()
-	err := q.failed
-	report := err != nil && (q.fails > m.fails || m.fails > m.reported)
-	if report || err == nil {
-		q.reported = max(q.reported, q.fails)
-	}
-	q.mu.Unlock()
-	if !report {
-		return
-	}
+// addFailed records a path whose newest state is not on disk, and why.
+func (nd *NotDrainedError) addFailed(path string, err error) {
 	if nd.Failed == nil {
 		nd.Failed = make(map[string]error)
 	}
-	nd.Failed[q.path] = err
+	nd.Failed[path] = err
 }
 
 // flushOne waits, for a Flush that took m, until q's ops up to m are done,
 // and records in nd what did not drain or failed. w is the writer the
 // Flush runs on, or nil: a writer cannot wait for its own path's pending
 // ops, nor for a path whose writer waits for it (reentry.go).
+//
+// Once they are done, a path whose newest op failed is tried again at
+// once, unless an attempt started since the Flush began (see retried), and
+// is reported only if that attempt failed too. On the path's own writer
+// no retry can run: the failure is reported as it stands.
 func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m flushMark, w *worker) {
+	own := false
 	switch {
 	case w == nil:
 	case w.q == q:
@@ -240,6 +259,7 @@ func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m f
 			nd.addPending(q.path, ErrReentrant)
 			return
 		}
+		own = true
 	default:
 		if err := s.park(w, q); err != nil {
 			nd.addPending(q.path, err)
@@ -251,7 +271,13 @@ func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m f
 		nd.addPending(q.path, ctx.Err())
 		return
 	}
-	q.collectFailure(nd, m)
+	err, ok := q.retried(ctx, m, !own)
+	switch {
+	case !ok:
+		nd.addPending(q.path, ctx.Err())
+	case err != nil:
+		nd.addFailed(q.path, err)
+	}
 }
 
 func (q *queue) doneUpTo(target uint64) bool {

@@ -23,7 +23,7 @@ func TestSaveReturnsWhileWriterStuck(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, true)
-		f, err := Open[countingValue](s, "/state/a.json")
+		f, err := Open[countingValue](s, osPath("/state/a.json"))
 		require.NoError(t, err)
 		var encodes atomic.Int32
 		require.NoError(t, f.Save(countingValue{N: 1, encodes: &encodes}))
@@ -37,7 +37,7 @@ func TestSaveReturnsWhileWriterStuck(t *testing.T) {
 		assert.Equal(t, int32(1), encodes.Load(), "Save encoded on the caller")
 		close(d.hold)
 		require.NoError(t, f.Flush(context.Background()))
-		assert.Equal(t, []string{"/state/a.json={\"N\":1}", "/state/a.json={\"N\":1000}"}, d.log())
+		assert.Equal(t, []string{osPath("/state/a.json") + "={\"N\":1}", osPath("/state/a.json") + "={\"N\":1000}"}, d.log())
 	})
 }
 
@@ -58,7 +58,7 @@ func TestSaveAllocatesNothing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, true)
-		f, err := Open[[]byte](s, "/state/alloc.json")
+		f, err := Open[[]byte](s, osPath("/state/alloc.json"))
 		require.NoError(t, err)
 		v := make([]byte, 64<<10)
 		require.NoError(t, f.Save(v))
@@ -79,7 +79,7 @@ func TestSavesCoalesceInOrder(t *testing.T) {
 		var mu sync.Mutex
 		s := NewStore(Options{Trace: func(tr SaveTrace) { mu.Lock(); traces = append(traces, tr); mu.Unlock() }})
 		d := newFakeDisk(s, true)
-		f, err := Open[int](s, "/state/n.json")
+		f, err := Open[int](s, osPath("/state/n.json"))
 		require.NoError(t, err)
 		f.Save(1)
 		synctest.Wait()
@@ -91,8 +91,8 @@ func TestSavesCoalesceInOrder(t *testing.T) {
 		f.Save(6)
 		close(d.hold)
 		require.NoError(t, f.Flush(context.Background()))
-		assert.Equal(t, []string{"/state/n.json=1", "/state/n.json=5", "/state/n.json=6"}, d.log())
-		got, _ := d.content("/state/n.json")
+		assert.Equal(t, []string{osPath("/state/n.json") + "=1", osPath("/state/n.json") + "=5", osPath("/state/n.json") + "=6"}, d.log())
+		got, _ := d.content(osPath("/state/n.json"))
 		assert.Equal(t, "6\n", got)
 		require.Len(t, traces, 3)
 		assert.Equal(t, []int{0, 3, 0}, []int{traces[0].Superseded, traces[1].Superseded, traces[2].Superseded})
@@ -105,7 +105,7 @@ func TestRemoveIsQueued(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, false)
-		f, err := Open[string](s, "/state/r.json")
+		f, err := Open[string](s, osPath("/state/r.json"))
 		require.NoError(t, err)
 		require.NoError(t, f.Remove()) // nothing there yet
 		require.NoError(t, f.Flush(context.Background()))
@@ -114,9 +114,9 @@ func TestRemoveIsQueued(t *testing.T) {
 		f.Save("b")
 		f.Remove()
 		require.NoError(t, f.Flush(context.Background()))
-		_, ok := d.content("/state/r.json")
+		_, ok := d.content(osPath("/state/r.json"))
 		assert.False(t, ok, "file still there after Remove")
-		assert.Equal(t, "/state/r.json removed", d.log()[len(d.log())-1])
+		assert.Equal(t, osPath("/state/r.json")+" removed", d.log()[len(d.log())-1])
 	})
 }
 
@@ -136,7 +136,7 @@ func TestEncodeErrorKeepsFileAndIsReported(t *testing.T) {
 				var reported []error
 				s := NewStore(Options{OnError: func(p string, err error) { reported = append(reported, err) }})
 				d := newFakeDisk(s, false)
-				f, err := Open[any](s, "/state/e.json")
+				f, err := Open[any](s, osPath("/state/e.json"))
 				require.NoError(t, err)
 				f.Save("good")
 				require.NoError(t, f.Flush(context.Background()))
@@ -145,13 +145,13 @@ func TestEncodeErrorKeepsFileAndIsReported(t *testing.T) {
 				var nd *NotDrainedError
 				require.ErrorAs(t, err, &nd)
 				assert.Empty(t, nd.Pending)
-				assert.Contains(t, nd.Failed, "/state/e.json")
+				assert.Contains(t, nd.Failed, osPath("/state/e.json"))
 				assert.Len(t, reported, 1)
-				got, _ := d.content("/state/e.json")
+				got, _ := d.content(osPath("/state/e.json"))
 				assert.Equal(t, "\"good\"\n", got)
 				f.Save("next")
 				assert.NoError(t, f.Flush(context.Background()), "the failure was reported once")
-				got, _ = d.content("/state/e.json")
+				got, _ = d.content(osPath("/state/e.json"))
 				assert.Equal(t, "\"next\"\n", got)
 			})
 		})
@@ -169,12 +169,12 @@ func TestFlushErrorUnwrapsFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		newFakeDisk(s, false)
-		f, _ := Open[failingMarshal](s, "/state/m.json")
+		f, _ := Open[failingMarshal](s, osPath("/state/m.json"))
 		f.Save(failingMarshal{})
 		err := s.Flush(context.Background())
 		assert.ErrorIs(t, err, errMarshal)
 		assert.NotErrorIs(t, err, context.DeadlineExceeded)
-		assert.EqualError(t, err, "statefile: not drained: failed /state/m.json: statefile: encode: json: error calling MarshalJSON for type statefile.failingMarshal: cannot marshal")
+		assert.EqualError(t, err, "statefile: not drained: failed "+osPath("/state/m.json")+": statefile: encode: json: error calling MarshalJSON for type statefile.failingMarshal: cannot marshal")
 	})
 }
 
@@ -184,7 +184,7 @@ func TestLoadWaitsForQueuedSaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, true)
-		f, _ := Open[int](s, "/state/l.json")
+		f, _ := Open[int](s, osPath("/state/l.json"))
 		f.Save(1)
 		synctest.Wait()
 		f.Save(2)
@@ -233,7 +233,7 @@ func TestLoadRunsBeforeLaterSaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, true)
-		f, _ := Open[int](s, "/state/order.json")
+		f, _ := Open[int](s, osPath("/state/order.json"))
 		f.Save(1)
 		synctest.Wait() // the writer is inside commit 1
 		got := make(chan int, 1)
@@ -258,7 +258,7 @@ func TestLoadMissing(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		newFakeDisk(s, false)
-		f, _ := Open[map[string]int](s, "/state/none.json")
+		f, _ := Open[map[string]int](s, osPath("/state/none.json"))
 		v, err := f.Load()
 		assert.Nil(t, v)
 		assert.ErrorIs(t, err, errNotExist)
@@ -271,13 +271,13 @@ func TestOpenSharesQueueAndParallelIsBounded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{MaxParallel: 3})
 		d := newFakeDisk(s, true)
-		a, _ := Open[int](s, "/state/x/../same.json")
-		b, _ := Open[int](s, "/state/same.json")
+		a, _ := Open[int](s, osPath("/state/x/../same.json"))
+		b, _ := Open[int](s, osPath("/state/same.json"))
 		require.Same(t, a.q, b.q)
-		_, err := Open[string](s, "/state/same.json")
+		_, err := Open[string](s, osPath("/state/same.json"))
 		assert.ErrorContains(t, err, "already open with type int")
 		for i := range 10 {
-			f, _ := Open[int](s, fmt.Sprintf("/state/p%d.json", i))
+			f, _ := Open[int](s, osPath(fmt.Sprintf("/state/p%d.json", i)))
 			f.Save(i)
 		}
 		a.Save(1)
@@ -287,7 +287,7 @@ func TestOpenSharesQueueAndParallelIsBounded(t *testing.T) {
 		close(d.hold)
 		require.NoError(t, s.Flush(context.Background()))
 		assert.Equal(t, 3, d.maxRun, "commits at once")
-		got, _ := d.content("/state/same.json")
+		got, _ := d.content(osPath("/state/same.json"))
 		assert.Equal(t, "2\n", got)
 	})
 }
@@ -298,7 +298,7 @@ func TestNoIdleGoroutines(t *testing.T) {
 		s := NewStore(Options{})
 		newFakeDisk(s, false)
 		for i := range 20 {
-			f, _ := Open[int](s, fmt.Sprintf("/state/g%d.json", i))
+			f, _ := Open[int](s, osPath(fmt.Sprintf("/state/g%d.json", i)))
 			f.Save(i)
 		}
 		require.NoError(t, s.Flush(context.Background()))
@@ -317,13 +317,13 @@ func TestStuckWriterDoesNotBlockOtherPaths(t *testing.T) {
 		s := NewStore(Options{MaxParallel: 1})
 		d := newFakeDisk(s, false)
 		d.holds = make(map[string]chan struct{})
-		for _, p := range []string{"/state/hung1.json", "/state/hung2.json", "/state/hung3.json"} {
+		for _, p := range []string{osPath("/state/hung1.json"), osPath("/state/hung2.json"), osPath("/state/hung3.json")} {
 			d.holds[p] = make(chan struct{})
 		}
-		hung1, _ := Open[int](s, "/state/hung1.json")
+		hung1, _ := Open[int](s, osPath("/state/hung1.json"))
 		hung1.Save(1)
 		synctest.Wait()
-		ok, _ := Open[int](s, "/state/ok.json")
+		ok, _ := Open[int](s, osPath("/state/ok.json"))
 		start := time.Now()
 		ok.Save(7)
 		require.NoError(t, ok.Flush(context.Background()))
@@ -332,7 +332,7 @@ func TestStuckWriterDoesNotBlockOtherPaths(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, 7, v)
 
-		for _, p := range []string{"/state/hung2.json", "/state/hung3.json"} {
+		for _, p := range []string{osPath("/state/hung2.json"), osPath("/state/hung3.json")} {
 			f, _ := Open[int](s, p)
 			f.Save(1)
 		}
@@ -347,7 +347,7 @@ func TestStuckWriterDoesNotBlockOtherPaths(t *testing.T) {
 			close(h)
 		}
 		require.NoError(t, s.Flush(context.Background()))
-		got, _ := d.content("/state/ok.json")
+		got, _ := d.content(osPath("/state/ok.json"))
 		assert.Equal(t, "8\n", got)
 		synctest.Wait()
 		assert.Zero(t, s.runningWorkers(), "the extra writers end with the work")
@@ -361,16 +361,16 @@ func TestStuckWriterBackToBackSaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{MaxParallel: 1})
 		d := newFakeDisk(s, false)
-		d.holds = map[string]chan struct{}{"/state/hung.json": make(chan struct{})}
-		hung, _ := Open[int](s, "/state/hung.json")
-		ok, _ := Open[int](s, "/state/ok.json")
+		d.holds = map[string]chan struct{}{osPath("/state/hung.json"): make(chan struct{})}
+		hung, _ := Open[int](s, osPath("/state/hung.json"))
+		ok, _ := Open[int](s, osPath("/state/ok.json"))
 		elapse(stuckAfter) // past the recheck the Opens' sweeps may have armed
 		hung.Save(1)
 		ok.Save(7)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
 		defer cancel()
 		err := ok.Flush(ctx)
-		close(d.holds["/state/hung.json"])
+		close(d.holds[osPath("/state/hung.json")])
 		require.NoError(t, err, "a path stranded behind a hung writer with room for another")
 		require.NoError(t, s.Flush(context.Background()))
 	})
@@ -385,7 +385,7 @@ func TestStuckWritersRecheckStartsEach(t *testing.T) {
 		d := newFakeDisk(s, false)
 		d.holds = map[string]chan struct{}{}
 		var fs []*File[int]
-		for i, p := range []string{"/state/h1.json", "/state/h2.json", "/state/h3.json", "/state/ok.json"} {
+		for i, p := range []string{osPath("/state/h1.json"), osPath("/state/h2.json"), osPath("/state/h3.json"), osPath("/state/ok.json")} {
 			if i < 3 {
 				d.holds[p] = make(chan struct{})
 			}
@@ -420,7 +420,7 @@ func TestStuckWriterSurplusRetires(t *testing.T) {
 		d := newFakeDisk(s, false)
 		d.holds = map[string]chan struct{}{}
 		var fs []*File[int]
-		for _, p := range []string{"/state/a.json", "/state/b.json", "/state/c.json"} {
+		for _, p := range []string{osPath("/state/a.json"), osPath("/state/b.json"), osPath("/state/c.json")} {
 			d.holds[p] = make(chan struct{})
 			f, _ := Open[int](s, p)
 			fs = append(fs, f)
@@ -430,15 +430,15 @@ func TestStuckWriterSurplusRetires(t *testing.T) {
 		synctest.Wait() // the writer hangs in a's commit
 		fs[1].Save(1)
 		fs[2].Save(1)
-		elapse(stuckAfter)              // an extra writer takes b and hangs too
-		close(d.holds["/state/a.json"]) // the first comes back
+		elapse(stuckAfter)                      // an extra writer takes b and hangs too
+		close(d.holds[osPath("/state/a.json")]) // the first comes back
 		synctest.Wait()
 		d.mu.Lock()
 		running := d.running
 		d.mu.Unlock()
 		assert.Equal(t, 1, running, "commits at once once no writer is stuck (MaxParallel 1)")
-		close(d.holds["/state/b.json"])
-		close(d.holds["/state/c.json"])
+		close(d.holds[osPath("/state/b.json")])
+		close(d.holds[osPath("/state/c.json")])
 		require.NoError(t, s.Flush(context.Background()))
 		synctest.Wait()
 		assert.Zero(t, s.runningWorkers())
@@ -455,23 +455,23 @@ func TestStuckWriterRetireStrandsNothing(t *testing.T) {
 		s := NewStore(Options{MaxParallel: 1})
 		d := newFakeDisk(s, false)
 		d.holds = map[string]chan struct{}{
-			"/state/x.json": make(chan struct{}),
-			"/state/y.json": make(chan struct{}),
+			osPath("/state/x.json"): make(chan struct{}),
+			osPath("/state/y.json"): make(chan struct{}),
 		}
-		x, _ := Open[int](s, "/state/x.json")
-		y, _ := Open[int](s, "/state/y.json")
+		x, _ := Open[int](s, osPath("/state/x.json"))
+		y, _ := Open[int](s, osPath("/state/y.json"))
 		elapse(stuckAfter) // past the recheck the Opens' sweeps may have armed
 		x.Save(1)
 		synctest.Wait()
 		y.Save(1)
 		elapse(stuckAfter) // a second writer takes y and hangs
-		close(d.holds["/state/x.json"])
+		close(d.holds[osPath("/state/x.json")])
 		synctest.Wait()
 		x.Save(2)
 		ctx, cancel := context.WithTimeout(context.Background(), 10*stuckAfter)
 		defer cancel()
 		err := x.Flush(ctx)
-		close(d.holds["/state/y.json"])
+		close(d.holds[osPath("/state/y.json")])
 		require.NoError(t, err, "x stranded on the ready list behind y's hung writer")
 		require.NoError(t, s.Flush(context.Background()))
 	})

@@ -55,7 +55,7 @@ var reentryCalls = []reentryCall{{
 		assert.ErrorIs(t, err, ErrReentrant)
 		var nd *NotDrainedError
 		require.ErrorAs(t, err, &nd)
-		assert.Equal(t, []string{"/state/a.json"}, nd.Pending)
+		assert.Equal(t, []string{osPath("/state/a.json")}, nd.Pending)
 	},
 }, {
 	name: "Store.Flush",
@@ -66,7 +66,7 @@ var reentryCalls = []reentryCall{{
 		assert.ErrorIs(t, err, ErrReentrant)
 		var nd *NotDrainedError
 		require.ErrorAs(t, err, &nd)
-		assert.Equal(t, []string{"/state/a.json"}, nd.Pending, "pending: only the caller's own path")
+		assert.Equal(t, []string{osPath("/state/a.json")}, nd.Pending, "pending: only the caller's own path")
 	},
 }, {
 	name: "Load other path",
@@ -102,7 +102,7 @@ func TestReentrantLoadAndFlush(t *testing.T) {
 }
 
 func runReentry(t *testing.T, site string, rc reentryCall) {
-	const a, b = "/state/a.json", "/state/b.json"
+	var a, b = osPath("/state/a.json"), osPath("/state/b.json")
 	errDisk := errors.New("disk says no")
 	proceed := make(chan struct{})
 	var (
@@ -186,8 +186,8 @@ func TestReentrantCycle(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				s := NewStore(Options{MaxParallel: 2})
 				d := newFakeDisk(s, false)
-				fa, _ := Open[hooked](s, "/state/a.json")
-				fb, _ := Open[hooked](s, "/state/b.json")
+				fa, _ := Open[hooked](s, osPath("/state/a.json"))
+				fb, _ := Open[hooked](s, osPath("/state/b.json"))
 				in := make(chan struct{})
 				var wg sync.WaitGroup // both writers are inside their steps
 				wg.Add(2)
@@ -215,8 +215,8 @@ func TestReentrantFlushNothingPending(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
 		d := newFakeDisk(s, false)
-		f, _ := Open[flushingValue](s, "/state/u.json")
-		d.files["/state/u.json"] = []byte("1\n")
+		f, _ := Open[flushingValue](s, osPath("/state/u.json"))
+		d.files[osPath("/state/u.json")] = []byte("1\n")
 		flushingFile = f
 		defer func() { flushingFile = nil }()
 		_, err := f.Load()

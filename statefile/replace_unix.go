@@ -11,9 +11,9 @@ import (
 )
 
 // replaceFile writes data to a temp file beside path and renames it over
-// path. renameio creates the temp file (O_EXCL, random name ".<base><n>",
-// so a symlink planted at that name is never followed) and removes it on
-// failure. The commit order is ours rather than CloseAtomicallyReplace's,
+// path. renameio creates the temp file (O_EXCL, random name ".<stem><n>",
+// so a symlink planted at that name is never followed; the stem is path's
+// name unless that is too long: tempname.go) and removes it on failure. The commit order is ours rather than CloseAtomicallyReplace's,
 // so each step is timed for SaveTrace, Atomic durability can skip the
 // fsync, and the directory is fsynced after the rename.
 func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error) {
@@ -50,6 +50,9 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 	if err = pf.File.Close(); err != nil {
 		return err
 	}
+	if s.beforeRename != nil {
+		s.beforeRename(pf.Name())
+	}
 	if err = timed(&tr.Rename, func() error { return os.Rename(pf.Name(), path) }); err != nil {
 		return err
 	}
@@ -67,8 +70,12 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 func (s *Store) newTemp(path, dir string) (*renameio.PendingFile, *os.File, error) {
 	dl := lockDirShared(dir)
 	defer dl.release()
+	// renameio names the temp file after the base of the path it is given,
+	// and uses that path for nothing else here (CloseAtomicallyReplace is
+	// not called): given the stem, it makes ".<stem><n>".
+	stemPath := filepath.Join(dir, tempStem(filepath.Base(path)))
 	for range claimRetries {
-		pf, err := renameio.NewPendingFile(path, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
+		pf, err := renameio.NewPendingFile(stemPath, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
 		if err != nil {
 			return nil, nil, err
 		}
@@ -86,6 +93,9 @@ func (s *Store) newTemp(path, dir string) (*renameio.PendingFile, *os.File, erro
 	}
 	return nil, nil, errSwept
 }
+
+// syncsDir says whether syncDir does anything: it does on Unix.
+const syncsDir = true
 
 // syncDir fsyncs a directory so the entries changed in it (a rename, a
 // remove, a new file) survive a power cut; see fsync(2).

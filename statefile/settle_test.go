@@ -15,7 +15,7 @@ import (
 func TestWatchSettlesBurst(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/w.json")
+		f, _ := Open[string](r.s, osPath("/state/w.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		defer stop()
@@ -23,7 +23,7 @@ func TestWatchSettlesBurst(t *testing.T) {
 			if i > 0 {
 				elapse(50 * time.Millisecond)
 			}
-			r.external("/state/w.json", v+"\n", fsnotify.Write)
+			r.external(osPath("/state/w.json"), v+"\n", fsnotify.Write)
 		}
 		elapse(settleQuiet - time.Millisecond)
 		assert.Empty(t, c.take(), "reported before the burst was quiet for settleQuiet")
@@ -38,12 +38,12 @@ func TestWatchSettlesBurst(t *testing.T) {
 func TestWatchBoundsTheWait(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/busy.json")
+		f, _ := Open[string](r.s, osPath("/state/busy.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		defer stop()
 		for i := range 84 { // 2.5 s of events 30 ms apart, none at a check's instant
-			r.external("/state/busy.json", `"`+strconv.Itoa(i)+"\"\n", fsnotify.Write)
+			r.external(osPath("/state/busy.json"), `"`+strconv.Itoa(i)+"\"\n", fsnotify.Write)
 			elapse(30 * time.Millisecond)
 		}
 		// The first burst starts at 0 and is checked at 1 s (last event:

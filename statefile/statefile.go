@@ -17,15 +17,17 @@ import (
 // use. The zero Store is not usable: create one with [NewStore].
 type Store struct {
 	opts     Options
-	tracer   *csvTracer  // nil unless OFFMAIN_TRACE is set
-	tracing  atomic.Bool // Trace or tracer set: Save stamps queue times
-	closed   atomic.Bool // written under mu; read under a queue's mu where a Save must not slip past it
-	commit   commitFunc  // the disk step; tests replace it to block
+	log      *slog.Logger // Options.Logger, or slog.Default() when OnError is nil too, else nil
+	tracer   *csvTracer   // nil unless OFFMAIN_TRACE is set
+	tracing  atomic.Bool  // Trace or tracer set: Save stamps queue times
+	closed   atomic.Bool  // written under mu; read under a queue's mu where a Save must not slip past it
+	commit   commitFunc   // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
 	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
 
-	tempCreated func(name string)                   // if set, called between a temp file's creation and its claim (tests)
-	readDir     func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
+	tempCreated  func(name string)                   // if set, called between a temp file's creation and its claim (tests)
+	beforeRename func(name string)                   // if set, called with the temp file written, just before it is renamed over the path (tests)
+	readDir      func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
 
 	newNotifier func() (notifier, error) // fsnotify; tests replace it
 	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
@@ -44,15 +46,17 @@ type Store struct {
 
 // NewStore returns a Store with the given options. It starts no goroutine.
 func NewStore(opts Options) *Store {
-	if opts.Logger == nil {
-		opts.Logger = slog.Default() // see Options.Logger: failures are never silent by default
+	log := opts.Logger
+	if log == nil && opts.OnError == nil {
+		log = slog.Default() // see Options.Logger: failures are never silent by default
 	}
 	s := &Store{
 		opts:     opts,
+		log:      log,
 		files:    make(map[string]*queue),
 		stepping: make(map[*worker]struct{}),
 		dirs:     make(map[string]*dirListing),
-		readFile: os.ReadFile,
+		readFile: readStateFile,
 		readDir:  os.ReadDir,
 		stat:     os.Stat,
 
@@ -115,13 +119,16 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 }
 
 // Flush waits until every save and remove queued on any path before the
-// call has reached the disk (or failed). It returns nil when all drained and
-// each path's newest state is on disk. A path whose newest save or remove
-// failed is in the error's Failed; a failure that a later save or remove of
-// the path superseded by succeeding is not (OnError and Logger had it). A
-// failure is reported to every Flush that was waiting when it happened or,
-// if none was, to the next Flush (and any that start before one of them
-// has taken it); later Flushes do not report it again. When ctx
+// call has reached the disk (or failed). A path whose newest save or
+// remove failed is tried again at once, unless an attempt of it started
+// after the Flush began, and Flush waits for that attempt (see the package
+// docs, "Failures and retries"). It returns nil when each path's newest
+// state is on disk. A path whose newest state is not on disk after that
+// attempt is in the error's Failed, with the attempt's error, however
+// many Flushes reported it before; a failure that a later save or remove
+// of the path superseded by succeeding is not. An encode error, or an
+// Update's function that failed, is not run again: its path stays in
+// Failed until a newer save, remove or Update of it succeeds. When ctx
 // ends first it returns at once with a [*NotDrainedError] naming the paths
 // still pending, and errors.Is(err, ctx.Err()) holds. The writers keep
 // going. Called on a writer (from [Options.OnError] or [Options.Trace]),
@@ -129,16 +136,37 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 // [ErrReentrant].
 func (s *Store) Flush(ctx context.Context) error {
 	nd := &NotDrainedError{}
-	s.flushAll(ctx, nd)
+	s.flushAll(ctx, nd, nil)
 	return nd.orNil()
 }
 
-// flushAll is Flush, recording in nd.
-func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError) {
+// FlushExcept is [Store.Flush] that neither waits for nor reports the
+// paths in except, given as to [Open] (they are compared after
+// [filepath.Abs] and [filepath.Clean]). A quit report that flushes a
+// package's files through that package (drafts, anchors) flushes the rest
+// of the Store with FlushExcept, so each failure is reported once, under
+// the part of the app that owns the file. A path in except that the Store
+// has not opened is ignored.
+func (s *Store) FlushExcept(ctx context.Context, except ...string) error {
+	skip := make(map[string]bool, len(except))
+	for _, p := range except {
+		if abs, err := filepath.Abs(p); err == nil {
+			skip[abs] = true // Abs cleans
+		}
+	}
+	nd := &NotDrainedError{}
+	s.flushAll(ctx, nd, skip)
+	return nd.orNil()
+}
+
+// flushAll is Flush, recording in nd, of every path but those in skip.
+func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError, skip map[string]bool) {
 	s.mu.Lock()
 	qs := make([]*queue, 0, len(s.files))
-	for _, q := range s.files {
-		qs = append(qs, q)
+	for p, q := range s.files {
+		if !skip[p] {
+			qs = append(qs, q)
+		}
 	}
 	s.mu.Unlock()
 	marks := make([]flushMark, len(qs))
@@ -166,7 +194,10 @@ func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError) {
 // for that fn until ctx ends. With [Options.Exclusive], it releases the
 // lock of each path whose saves are done before it returns; a Close that
 // gave up on ctx leaves the pending paths locked until their writers
-// finish them.
+// finish them. After Close no failed save is retried on a timer: the
+// failure is in Close's error, and a Flush after Close still tries once
+// more, except on a path whose lock Close released (another Store may
+// hold it by then).
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closed.Swap(true)
@@ -176,7 +207,8 @@ func (s *Store) Close(ctx context.Context) error {
 	}
 	nd := &NotDrainedError{}
 	s.stopWatches(ctx, nd)
-	s.flushAll(ctx, nd)
+	s.flushAll(ctx, nd, nil)
+	s.stopRetries()
 	s.releaseDrainedLocks()
 	return nd.orNil()
 }
@@ -186,8 +218,8 @@ func (s *Store) report(path string, err error) {
 	if s.opts.OnError != nil {
 		s.opts.OnError(path, err)
 	}
-	if s.opts.Logger != nil {
-		s.opts.Logger.Error("statefile: save failed", slog.String("path", path), slog.Any("err", err))
+	if s.log != nil {
+		s.log.Error("statefile: save failed", slog.String("path", path), slog.Any("err", err))
 	}
 }
 

@@ -1,10 +1,11 @@
+//go:build !windows
+
 package statefile
 
 import (
 	"errors"
 	"io/fs"
 	"os"
-	"runtime"
 )
 
 // Temp file claims. The sweep at a path's first Open removes the temp files
@@ -17,10 +18,8 @@ import (
 // process's locks, so what a SIGKILL left is swept at once, with no age
 // rule and no clock.
 //
-// On Windows the writer does not claim (an open handle would make the
-// MoveFileEx over the destination fail): a temp file that is open cannot
-// be deleted there, which protects it until the writer closes it just
-// before the move.
+// Windows has its own protocol (tempclaim_windows.go): the handle the
+// writer creates the temp file with is the claim.
 
 // errSwept says a sweep took the temp file between its creation and the
 // claim; the writer makes a new one.
@@ -71,10 +70,7 @@ const claimRetries = 3
 // first would let a writer claim in between and then lose its file. A file
 // it cannot lock for any other reason (a filesystem without locks:
 // ENOLCK, EOPNOTSUPP, ENOSYS) it cannot tell from a live writer's, so it
-// leaves it: on such a filesystem crash leftovers stay. Windows cannot
-// delete a file that is open without FILE_SHARE_DELETE, which Go does not
-// set, so there the handle is closed first; its writers do not claim (see
-// above), and an open temp file cannot be deleted there anyway.
+// leaves it: on such a filesystem crash leftovers stay.
 func removeIfDead(name string) {
 	f, err := openTemp(name)
 	if err != nil {
@@ -82,11 +78,6 @@ func removeIfDead(name string) {
 	}
 	if err = tryLock(f); err != nil {
 		f.Close()
-		return
-	}
-	if runtime.GOOS == "windows" {
-		f.Close()
-		os.Remove(name)
 		return
 	}
 	os.Remove(name)

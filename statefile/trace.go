@@ -21,11 +21,12 @@ type SaveTrace struct {
 	Write      time.Duration // temp file create and write
 	Sync       time.Duration // fsync of the temp file (Durable only)
 	Rename     time.Duration // rename over the destination (or the remove)
-	DirSync    time.Duration // fsync of the directory (Durable only)
+	DirSync    time.Duration // fsync of the directory (Durable only; zero on Windows, which has none)
 	Bytes      int           // encoded size; 0 for a remove
 	Superseded int           // queued saves this one replaced before they ran
 	Remove     bool          // the op was a Remove
 	Unchanged  bool          // the save's bytes were what this Store last wrote and the file still held them: nothing was written or fsynced
+	Retry      bool          // the op ran again after it failed (see the package docs, "Failures and retries")
 	Err        error         // nil when the save reached the disk
 }
 

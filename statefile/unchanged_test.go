@@ -35,8 +35,8 @@ func (tr *traces) take() []statefile.SaveTrace {
 
 // A save of the bytes this Store last wrote, while the file still holds
 // them, touches nothing: no new inode, no fsync, and its trace says
-// Unchanged. Once someone else replaced or removed the file, or the value
-// changed, the save writes again.
+// Unchanged. Once someone else replaced the file with other bytes or
+// removed it, or the value changed, the save writes again.
 func TestUnchangedSaveSkipsDisk(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.json")
@@ -68,9 +68,12 @@ func TestUnchangedSaveSkipsDisk(t *testing.T) {
 	assert.True(t, os.SameFile(before, inode()), "the unchanged save replaced the file")
 
 	assert.False(t, save("b").Unchanged, "a new value writes")
+	require.NoError(t, os.WriteFile(path+".x", []byte("\"c\"\n"), 0o600))
+	require.NoError(t, os.Rename(path+".x", path)) // an editor saves other bytes of the same size
+	assert.False(t, save("b").Unchanged, "after a replace by another program the save must write")
 	require.NoError(t, os.WriteFile(path+".x", []byte("\"b\"\n"), 0o600))
 	require.NoError(t, os.Rename(path+".x", path)) // an editor saves the same bytes
-	assert.False(t, save("b").Unchanged, "after a replace by another program the save must write")
+	assert.True(t, save("b").Unchanged, "the file holds the save's bytes: no write needed")
 	require.NoError(t, os.Remove(path))
 	assert.False(t, save("b").Unchanged, "after a remove by another program the save must write")
 	data, err := os.ReadFile(path)

@@ -1,7 +1,6 @@
 package statefile
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -21,9 +20,12 @@ type change[T any] struct {
 // The current value is the newest one queued or saved on the path, or else
 // the file's content read on the writer, or the default (see
 // [FileOptions.Default]) for a missing file. fn's result is saved as if by
-// Save. If fn returns an error, nothing of it is written; the error goes
-// to [Options.OnError], [Options.Logger] and, if no later Save, Remove or
-// Update of the path succeeded after it, the next Flush, as a failed save's.
+// Save. If fn returns an error, nothing of it is written and fn is not run
+// again; the error goes to [Options.OnError] (or [Options.Logger]) and, as
+// long as no later Save, Remove or Update of the path succeeded after it,
+// to every Flush, as a failed save's. When the current value cannot be
+// read, fn is not run: the Update waits, kept with its op, for the retry
+// (see the package docs, "Failures and retries").
 //
 // Updates, Saves and Removes of one path apply in call order, and no
 // Update is skipped: a Save queued after an Update replaces its result only
@@ -95,30 +97,48 @@ func (c *changes[T]) push(x change[T]) {
 	c.n++
 }
 
+// then returns c followed by d; either may be nil.
+func (c *changes[T]) then(d *changes[T]) *changes[T] {
+	switch {
+	case c == nil:
+		return d
+	case d == nil:
+		return c
+	}
+	c.blocks = append(c.blocks, d.blocks...)
+	c.n += d.n
+	return c
+}
+
 func (c *changes[T]) last() *change[T] {
 	b := c.blocks[len(c.blocks)-1]
 	return &b[len(b)-1]
 }
 
-// runOp runs the op the writer took: the path's pending migrations first,
-// then a plain save or remove, or a batch holding Updates.
-func (q *queue) runOp(o op) error {
+// runOp runs the op the writer took, or the retry of a failed one: the
+// path's pending migrations first, then a plain save or remove, or a batch
+// holding Updates. It leaves o's kind as what the writer ran, for settle.
+func (q *queue) runOp(o *op) result {
+	if o.retry {
+		if res, ok := q.unlockedRetry(); ok {
+			return res
+		}
+		if o.kind = q.slot.takeKept(); o.kind == opNone {
+			return result{} // nothing kept: cannot happen, and must never become a remove
+		}
+	} else {
+		o.kind = q.slot.mergeKept(o.kind)
+	}
 	if err := q.slot.prepare(q); err != nil {
-		q.slot.drop()
-		return err
+		return failedWith(err)
 	}
 	if o.kind == opUpdate || q.slot.batched() {
 		return q.slot.runBatch(q, o)
 	}
-	return q.run(o)
+	return failedWith(q.run(*o))
 }
 
 func (s *slot[T]) batched() bool { return s.takingUps != nil }
-
-func (s *slot[T]) drop() {
-	var zero T
-	s.taking, s.takingUps = zero, nil
-}
 
 // state is the value a batch builds, change by change.
 type state[T any] struct {
@@ -130,11 +150,17 @@ type state[T any] struct {
 // runBatch applies the taken changes to the op's base and writes the
 // result once. The error is the newest change's: a failed fn that is last
 // (joined with the write's error, if the changes before it were written),
-// else the write's. Earlier fn failures are reported as they happen.
-func (s *slot[T]) runBatch(q *queue, o op) error {
+// else the write's. Earlier fn failures are reported as they happen. When
+// the current value could not be read and no Save or Remove in the batch
+// replaces it, no fn runs: the batch is kept whole for a retry, failing
+// with the read's error.
+func (s *slot[T]) runBatch(q *queue, o *op) result {
 	ups := s.takingUps
-	s.takingUps = nil
 	st, dirty := s.base(q, o.kind)
+	if st.err != nil && !ups.replaces() {
+		return failedWith(fmt.Errorf("statefile: update %s: %w", q.path, st.err))
+	}
+	s.takingUps = nil
 	var last error
 	i := 0
 	for _, b := range ups.blocks {
@@ -151,7 +177,7 @@ func (s *slot[T]) runBatch(q *queue, o op) error {
 				if st, ok, last = apply(q, st, c.fn); ok {
 					dirty = true
 				} else if i < ups.n {
-					q.s.report(q.path, last)
+					q.report(last)
 				}
 			}
 		}
@@ -159,14 +185,28 @@ func (s *slot[T]) runBatch(q *queue, o op) error {
 	if !dirty {
 		var zero T
 		s.taking = zero
-		return last
+		return result{err: last}
 	}
 	o.kind = opSave
 	if st.removed {
 		o.kind = opRemove
 	}
 	s.taking = st.v
-	return oneline.Join(last, q.run(o))
+	werr := q.run(*o)
+	return result{err: oneline.Join(last, werr), write: werr}
+}
+
+// replaces reports whether c holds a Save or Remove, after which the
+// batch no longer depends on its base.
+func (c *changes[T]) replaces() bool {
+	for _, b := range c.blocks {
+		for _, x := range b {
+			if x.kind != opUpdate {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // apply runs one Update's fn on st. ok reports whether fn succeeded.
@@ -194,20 +234,15 @@ func (s *slot[T]) base(q *queue, k opKind) (st state[T], dirty bool) {
 	return s.current(q), false
 }
 
-// current returns the path's value for an Update. The writer keeps the
-// bytes of the newest save it encoded once Update is in use (lastData): while
-// the file still holds them (one lstat(2), as for unchanged saves) it
-// decodes them instead of reading the file. A missing file gives the
-// default; a corrupt one is moved aside, reported, and replaced by
+// current returns the path's value for an Update: the file's content, read
+// on the writer (a failed save's value, the newest the app queued, is the
+// base instead: see mergeKept), or the default (see [FileOptions.Default])
+// for a missing file. It reads the file each time rather than trusting a
+// cached copy: on a filesystem that caches attributes (NFS, SMB, FUSE) no
+// stat can tell that another client replaced it (see unchanged.go). A
+// corrupt file is moved aside, reported, and replaced by
 // [FileOptions.OnCorrupt]'s value or the default.
 func (s *slot[T]) current(q *queue) state[T] {
-	if s.lastData != nil && q.unchanged(s.lastData) {
-		var v T
-		if json.Unmarshal(s.lastData, &v) == nil {
-			return state[T]{v: v}
-		}
-	}
-	s.lastData = nil
 	v, replaced, err := s.readValue(q)
 	var ce *CorruptError
 	switch {
@@ -216,7 +251,7 @@ func (s *slot[T]) current(q *queue) state[T] {
 	case errors.Is(err, fs.ErrNotExist):
 		return state[T]{v: s.zero()}
 	case errors.As(err, &ce) && !q.corruptInPlace:
-		q.s.report(q.path, err) // the bytes are aside; the Update goes on from a fresh value
+		q.report(err) // the bytes are aside; the Update goes on from a fresh value
 		if !replaced {
 			v = s.zero()
 		}

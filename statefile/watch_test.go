@@ -23,7 +23,7 @@ import (
 func TestWatchIgnoresOwnWrites(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/own.json")
+		f, _ := Open[string](r.s, osPath("/state/own.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		defer stop()
@@ -41,7 +41,7 @@ func TestWatchIgnoresOwnWrites(t *testing.T) {
 		elapse(2 * settleMax)
 		assert.Empty(t, c.take(), "own saves echoed")
 
-		r.external("/state/own.json", "\"theirs\"\n", fsnotify.Create)
+		r.external(osPath("/state/own.json"), "\"theirs\"\n", fsnotify.Create)
 		elapse(settleQuiet)
 		got := c.take()
 		require.Len(t, got, 1)
@@ -52,7 +52,7 @@ func TestWatchIgnoresOwnWrites(t *testing.T) {
 		assert.Equal(t, "theirs", v, "Load sees the external change")
 		f.Save("mine")
 		require.NoError(t, f.Flush(context.Background()))
-		content, _ := r.d.content("/state/own.json")
+		content, _ := r.d.content(osPath("/state/own.json"))
 		assert.Equal(t, "\"mine\"\n", content, "the next own save wins")
 		elapse(settleMax)
 		assert.Empty(t, c.take(), "own save after an external change echoed")
@@ -65,13 +65,13 @@ func TestWatchIgnoresOwnWrites(t *testing.T) {
 func TestWatchRemoveAndOrderBehindSaves(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/rm.json")
+		f, _ := Open[string](r.s, osPath("/state/rm.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		defer stop()
 		f.Save("one")
 		require.NoError(t, f.Flush(context.Background()))
-		r.externalRemove("/state/rm.json")
+		r.externalRemove(osPath("/state/rm.json"))
 		elapse(settleQuiet)
 		got := c.take()
 		require.Len(t, got, 1)
@@ -81,14 +81,14 @@ func TestWatchRemoveAndOrderBehindSaves(t *testing.T) {
 		r.d.hold = make(chan struct{})
 		f.Save("two") // stuck in its commit
 		synctest.Wait()
-		r.external("/state/rm.json", "\"theirs\"\n", fsnotify.Write)
+		r.external(osPath("/state/rm.json"), "\"theirs\"\n", fsnotify.Write)
 		elapse(2 * settleMax)
 		assert.Empty(t, c.take(), "the check did not wait for the save queued before it")
 		close(r.d.hold) // "two" lands over "theirs"; the check then finds "two"
 		require.NoError(t, f.Flush(context.Background()))
 		elapse(settleMax)
 		assert.Empty(t, c.take(), "the own save that replaced an external write was echoed")
-		content, _ := r.d.content("/state/rm.json")
+		content, _ := r.d.content(osPath("/state/rm.json"))
 		assert.Equal(t, "\"two\"\n", content)
 	})
 }
@@ -99,7 +99,7 @@ func TestWatchRemoveAndOrderBehindSaves(t *testing.T) {
 func TestWatchSlowFnSeesNewest(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/slow.json")
+		f, _ := Open[string](r.s, osPath("/state/slow.json"))
 		release := make(chan struct{})
 		var mu sync.Mutex
 		var seen []string
@@ -111,14 +111,14 @@ func TestWatchSlowFnSeesNewest(t *testing.T) {
 		})
 		require.NoError(t, err)
 		for _, v := range []string{"a", "b", "c", "d"} {
-			r.external("/state/slow.json", `"`+v+"\"\n", fsnotify.Write)
+			r.external(osPath("/state/slow.json"), `"`+v+"\"\n", fsnotify.Write)
 			elapse(settleQuiet)
 		}
 		f.Save("own") // the writer is not held by the blocked fn
 		require.NoError(t, f.Flush(context.Background()))
 		release <- struct{}{} // "a" returns; "d" is next, "b" and "c" were replaced
 		synctest.Wait()
-		r.external("/state/slow.json", "\"e\"\n", fsnotify.Write)
+		r.external(osPath("/state/slow.json"), "\"e\"\n", fsnotify.Write)
 		elapse(settleQuiet)
 		stopped := make(chan struct{})
 		go func() { stop(); close(stopped) }()
@@ -142,16 +142,16 @@ func TestWatchSlowFnSeesNewest(t *testing.T) {
 func TestWatchSharesNotifier(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		a, _ := Open[string](r.s, "/state/a.json")
-		b, _ := Open[string](r.s, "/state/b.json")
-		o, _ := Open[string](r.s, "/other/o.json")
+		a, _ := Open[string](r.s, osPath("/state/a.json"))
+		b, _ := Open[string](r.s, osPath("/state/b.json"))
+		o, _ := Open[string](r.s, osPath("/other/o.json"))
 		ca, ca2, cb, co := newCalls(), newCalls(), newCalls(), newCalls()
 		stopA, stopA2, stopB, stopO := watchT(t, a, ca), watchT(t, a, ca2), watchT(t, b, cb), watchT(t, o, co)
 		dirs, closed, created := r.n.state()
-		assert.Equal(t, map[string]int{"/state": 1, "/other": 1}, dirs)
+		assert.Equal(t, map[string]int{osPath("/state"): 1, osPath("/other"): 1}, dirs)
 		assert.Equal(t, 1, created, "notifiers")
 		assert.False(t, closed)
-		r.external("/state/a.json", "\"x\"\n", fsnotify.Write)
+		r.external(osPath("/state/a.json"), "\"x\"\n", fsnotify.Write)
 		elapse(settleQuiet)
 		assert.Len(t, ca.take(), 1)
 		assert.Len(t, ca2.take(), 1)
@@ -159,10 +159,10 @@ func TestWatchSharesNotifier(t *testing.T) {
 		stopO()
 		stopO() // a second stop does nothing
 		dirs, _, _ = r.n.state()
-		assert.Equal(t, map[string]int{"/state": 1}, dirs)
+		assert.Equal(t, map[string]int{osPath("/state"): 1}, dirs)
 		stopA()
 		stopB()
-		r.external("/state/a.json", "\"y\"\n", fsnotify.Write)
+		r.external(osPath("/state/a.json"), "\"y\"\n", fsnotify.Write)
 		elapse(settleQuiet)
 		assert.Len(t, ca2.take(), 1, "the remaining watch of the path")
 		assert.Empty(t, ca.take(), "a stopped watch")
@@ -181,14 +181,14 @@ func TestWatchSharesNotifier(t *testing.T) {
 func TestWatchOverflowChecksAll(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		a, _ := Open[string](r.s, "/state/a.json")
-		b, _ := Open[string](r.s, "/state/b.json")
+		a, _ := Open[string](r.s, osPath("/state/a.json"))
+		b, _ := Open[string](r.s, osPath("/state/b.json"))
 		b.Save("mine")
 		require.NoError(t, b.Flush(context.Background()))
 		ca, cb := newCalls(), newCalls()
 		defer watchT(t, a, ca)()
 		defer watchT(t, b, cb)()
-		r.external("/state/a.json", "\"lost\"\n") // its event was lost
+		r.external(osPath("/state/a.json"), "\"lost\"\n") // its event was lost
 		r.n.fail(fsnotify.ErrEventOverflow)
 		elapse(settleQuiet)
 		got := ca.take()
@@ -202,7 +202,7 @@ func TestWatchOverflowChecksAll(t *testing.T) {
 func TestWatchEndsAtClose(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/c.json")
+		f, _ := Open[string](r.s, osPath("/state/c.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		require.NoError(t, r.s.Close(context.Background()))
@@ -220,12 +220,12 @@ func TestWatchEndsAtClose(t *testing.T) {
 func TestWatchSetupErrors(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/e.json")
+		f, _ := Open[string](r.s, osPath("/state/e.json"))
 		errNo := errors.New("too many open files")
 		r.s.newNotifier = func() (notifier, error) { return nil, errNo }
 		_, err := f.Watch(newCalls().fn)
 		assert.ErrorIs(t, err, errNo)
-		assert.ErrorContains(t, err, "/state/e.json")
+		assert.ErrorContains(t, err, osPath("/state/e.json"))
 	})
 }
 
@@ -241,7 +241,7 @@ func TestWatchRearmsLostDirectory(t *testing.T) {
 		t.Run(op.String(), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := newWatchRig(t)
-				f, _ := Open[string](r.s, "/state/a.json")
+				f, _ := Open[string](r.s, osPath("/state/a.json"))
 				f.Save("one")
 				require.NoError(t, f.Flush(context.Background()))
 				c := newCalls()
@@ -249,31 +249,31 @@ func TestWatchRearmsLostDirectory(t *testing.T) {
 				defer stop()
 				r.n.addHook = func(string) { r.n.fail(errors.New("inotify queue overflow")) }
 
-				r.setGone("/state", true)
-				r.externalRemove("/state/a.json")
-				r.n.emit("/state", op)
+				r.setGone(osPath("/state"), true)
+				r.externalRemove(osPath("/state/a.json"))
+				r.n.emit(osPath("/state"), op)
 				elapse(settleMax)
 				got := c.take()
 				require.Len(t, got, 1)
 				assert.ErrorIs(t, got[0].err, fs.ErrNotExist)
 				elapse(5 * rearmEvery)
-				assert.Equal(t, 1, r.n.addCount("/state"), "added again while missing")
+				assert.Equal(t, 1, r.n.addCount(osPath("/state")), "added again while missing")
 
-				r.external("/state/a.json", "\"two\"\n") // no events: nothing watches the new directory yet
-				r.setGone("/state", false)
+				r.external(osPath("/state/a.json"), "\"two\"\n") // no events: nothing watches the new directory yet
+				r.setGone(osPath("/state"), false)
 				elapse(rearmEvery + settleMax)
-				assert.Equal(t, 2, r.n.addCount("/state"), "added again once back")
+				assert.Equal(t, 2, r.n.addCount(osPath("/state")), "added again once back")
 				got = c.take()
 				require.Len(t, got, 1, "the check after the re-add")
 				assert.Equal(t, "two", got[0].v)
 
-				r.external("/state/a.json", "\"three\"\n", fsnotify.Create)
+				r.external(osPath("/state/a.json"), "\"three\"\n", fsnotify.Create)
 				elapse(settleMax)
 				got = c.take()
 				require.Len(t, got, 1, "events flow again")
 				assert.Equal(t, "three", got[0].v)
 				elapse(5 * rearmEvery)
-				assert.Equal(t, 2, r.n.addCount("/state"), "no retries once watched")
+				assert.Equal(t, 2, r.n.addCount(osPath("/state")), "no retries once watched")
 			})
 		})
 	}
@@ -286,14 +286,14 @@ func TestWatchRearmsLostDirectory(t *testing.T) {
 func TestWatchDirectoryReplacedInPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/a.json")
+		f, _ := Open[string](r.s, osPath("/state/a.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		defer stop()
-		r.external("/state/a.json", "\"swapped\"\n")
-		r.n.emit("/state", fsnotify.Create)
+		r.external(osPath("/state/a.json"), "\"swapped\"\n")
+		r.n.emit(osPath("/state"), fsnotify.Create)
 		elapse(settleMax)
-		assert.Equal(t, 2, r.n.addCount("/state"))
+		assert.Equal(t, 2, r.n.addCount(osPath("/state")))
 		got := c.take()
 		require.Len(t, got, 1)
 		assert.Equal(t, "swapped", got[0].v)
@@ -307,36 +307,36 @@ func TestWatchDirectoryReplacedInPlace(t *testing.T) {
 func TestWatchStopAndStartWhileLost(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		f, _ := Open[string](r.s, "/state/a.json")
+		f, _ := Open[string](r.s, osPath("/state/a.json"))
 		stop := watchT(t, f, newCalls())
-		g, _ := Open[string](r.s, "/other/b.json")
+		g, _ := Open[string](r.s, osPath("/other/b.json"))
 		stopOther := watchT(t, g, newCalls())
-		r.setGone("/state", true)
-		r.n.emit("/state", fsnotify.Remove)
+		r.setGone(osPath("/state"), true)
+		r.n.emit(osPath("/state"), fsnotify.Remove)
 		elapse(rearmEvery / 2)
 		stop()
-		r.setGone("/state", false)
+		r.setGone(osPath("/state"), false)
 		elapse(5 * rearmEvery)
-		assert.Equal(t, 1, r.n.addCount("/state"), "retries after the last watch in it stopped")
+		assert.Equal(t, 1, r.n.addCount(osPath("/state")), "retries after the last watch in it stopped")
 
 		ca := newCalls()
 		stop = watchT(t, f, ca) // /state is new to the watcher again
-		assert.Equal(t, 2, r.n.addCount("/state"))
-		r.setGone("/state", true)
-		r.n.emit("/state", fsnotify.Remove)
+		assert.Equal(t, 2, r.n.addCount(osPath("/state")))
+		r.setGone(osPath("/state"), true)
+		r.n.emit(osPath("/state"), fsnotify.Remove)
 		elapse(settleMax)
 		ca.take()
-		r.external("/state/a.json", "\"meanwhile\"\n") // unseen: /state is not watched
-		h, _ := Open[string](r.s, "/state/c.json")
+		r.external(osPath("/state/a.json"), "\"meanwhile\"\n") // unseen: /state is not watched
+		h, _ := Open[string](r.s, osPath("/state/c.json"))
 		stopC := watchT(t, h, newCalls()) // in a lost directory: added at once
-		assert.Equal(t, 3, r.n.addCount("/state"))
+		assert.Equal(t, 3, r.n.addCount(osPath("/state")))
 		elapse(settleMax) // within the retry's second, with /state still gone for it
 		got := ca.take()
 		require.Len(t, got, 1, "the other watch in the directory is checked")
 		assert.Equal(t, "meanwhile", got[0].v)
-		r.setGone("/state", false)
+		r.setGone(osPath("/state"), false)
 		elapse(5 * rearmEvery)
-		assert.Equal(t, 3, r.n.addCount("/state"), "no retries once a Watch added it")
+		assert.Equal(t, 3, r.n.addCount(osPath("/state")), "no retries once a Watch added it")
 		stopC()
 		stop()
 		stopOther()
@@ -353,36 +353,36 @@ func TestWatchLostDuringReadd(t *testing.T) {
 		t.Run(by, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				r := newWatchRig(t)
-				f, _ := Open[string](r.s, "/state/a.json")
+				f, _ := Open[string](r.s, osPath("/state/a.json"))
 				stop := watchT(t, f, newCalls())
 				defer stop()
-				r.setGone("/state", true)
-				r.n.emit("/state", fsnotify.Remove)
+				r.setGone(osPath("/state"), true)
+				r.n.emit(osPath("/state"), fsnotify.Remove)
 				elapse(settleMax)
 				once := true
 				r.n.addHook = func(dir string) {
-					if dir != "/state" || !once {
+					if dir != osPath("/state") || !once {
 						return
 					}
 					once = false
-					r.setGone("/state", true)
-					r.n.emit("/state", fsnotify.Remove)
-					r.n.emit("/state/unrelated", fsnotify.Write) // the loop is done with the Remove
+					r.setGone(osPath("/state"), true)
+					r.n.emit(osPath("/state"), fsnotify.Remove)
+					r.n.emit(osPath("/state/unrelated"), fsnotify.Write) // the loop is done with the Remove
 				}
 				switch by {
 				case "retry":
-					r.setGone("/state", false)
+					r.setGone(osPath("/state"), false)
 					elapse(rearmEvery)
 				case "Watch":
-					g, _ := Open[string](r.s, "/state/b.json")
+					g, _ := Open[string](r.s, osPath("/state/b.json"))
 					stopG := watchT(t, g, newCalls())
 					defer stopG()
 				}
 				require.False(t, once, "the hook ran")
-				assert.Equal(t, 2, r.n.addCount("/state"))
-				r.setGone("/state", false)
+				assert.Equal(t, 2, r.n.addCount(osPath("/state")))
+				r.setGone(osPath("/state"), false)
 				elapse(rearmEvery + settleMax)
-				assert.Equal(t, 3, r.n.addCount("/state"), "added again after the loss during the add")
+				assert.Equal(t, 3, r.n.addCount(osPath("/state")), "added again after the loss during the add")
 			})
 		})
 	}
@@ -395,31 +395,31 @@ func TestWatchRetryErrorsAndFileAtName(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var logged bytes.Buffer
 		r := newWatchRig(t)
-		r.s.opts.Logger = slog.New(slog.NewTextHandler(&logged, nil))
-		f, _ := Open[string](r.s, "/state/a.json")
+		r.s.log = slog.New(slog.NewTextHandler(&logged, nil))
+		f, _ := Open[string](r.s, osPath("/state/a.json"))
 		c := newCalls()
 		stop := watchT(t, f, c)
 		defer stop()
-		r.setGone("/state", true)
-		r.n.emit("/state", fsnotify.Remove)
+		r.setGone(osPath("/state"), true)
+		r.n.emit(osPath("/state"), fsnotify.Remove)
 		elapse(settleMax)
 		c.take()
 
-		r.setNotDir("/state", true)
-		r.setGone("/state", false)
+		r.setNotDir(osPath("/state"), true)
+		r.setGone(osPath("/state"), false)
 		elapse(3 * rearmEvery)
-		assert.Equal(t, 1, r.n.addCount("/state"), "a file at the name was added as the directory")
-		g, _ := Open[string](r.s, "/state/b.json")
+		assert.Equal(t, 1, r.n.addCount(osPath("/state")), "a file at the name was added as the directory")
+		g, _ := Open[string](r.s, osPath("/state/b.json"))
 		_, err := g.Watch(func(string, error) {})
 		assert.ErrorIs(t, err, syscall.ENOTDIR)
 
-		r.setNotDir("/state", false)
+		r.setNotDir(osPath("/state"), false)
 		r.n.setAddErr(syscall.ENOSPC) // inotify's max_user_watches
 		elapse(5 * rearmEvery)
 		assert.Equal(t, 1, strings.Count(logged.String(), "cannot watch a directory again"), "logged once: %s", logged.String())
 		assert.Contains(t, logged.String(), "no space left on device")
 		r.n.setAddErr(nil)
-		r.external("/state/a.json", "\"back\"\n")
+		r.external(osPath("/state/a.json"), "\"back\"\n")
 		elapse(rearmEvery + settleMax)
 		got := c.take()
 		require.Len(t, got, 1)

@@ -18,7 +18,10 @@ import (
 const corruptQuiet = 2 * time.Second
 
 // check runs on q's writer after a burst of events settled. It reads the
-// file and reports it to q's watches unless its content is known. A watch
+// file and reports it to q's watches unless its content is known. For a
+// path with Migrations it checks the file's version first (see view): a
+// newer release's file is reported as a *VersionError, an older one's is
+// migrated in memory before it is decoded. A watch
 // never moves a file: bytes that do not parse are checked again once they
 // have stayed the same for corruptQuiet, then reported as a [*CorruptError]
 // with no Aside, and left where they are. Until the path holds something
@@ -47,7 +50,18 @@ func (q *queue) check() {
 		return
 	}
 	if err == nil {
-		derr := postData(subs, data)
+		view, verr := q.slot.view(q, data)
+		if verr != nil {
+			// A newer release's file (or one whose migration failed):
+			// reported, never decoded lossily.
+			q.known.set(now)
+			q.setBad(false)
+			for _, sub := range subs {
+				sub.postErr(verr)
+			}
+			return
+		}
+		derr := postData(subs, view)
 		if derr != nil && !q.badSettled(now) {
 			return // perhaps a writer between two writes: look again later
 		}

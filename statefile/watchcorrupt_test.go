@@ -17,7 +17,7 @@ import (
 func TestWatchWaitsOutSlowInPlaceWriter(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		const path = "/state/slow.json"
+		path := osPath("/state/slow.json")
 		f, _ := Open[string](r.s, path)
 		require.NoError(t, f.Save("start"))
 		require.NoError(t, f.Flush(context.Background()))
@@ -46,7 +46,7 @@ func TestWatchWaitsOutSlowInPlaceWriter(t *testing.T) {
 func TestWatchReportsLastingCorruptInPlace(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newWatchRig(t)
-		const path = "/state/bad.json"
+		path := osPath("/state/bad.json")
 		f, _ := Open[string](r.s, path)
 		c := newCalls()
 		stop := watchT(t, f, c)

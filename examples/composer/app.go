@@ -35,7 +35,8 @@ func openApp(cfg config.Config, send func(tea.Msg)) (*app, error) {
 	var err error
 	a.state, err = chatstate.Open(cfg.Dir, chatstate.Options{
 		Chats: cfg.Chats, SyncSaves: cfg.SyncSaves,
-		OnError: func(err error) { a.notes.set(chatstate.Note("save failed", err)) },
+		OnError:     func(err error) { a.notes.set(chatstate.Note("save failed", err)) },
+		OnRecovered: func(path string) { a.notes.set(chatstate.Saved(path)) },
 	})
 	if err != nil {
 		return nil, err

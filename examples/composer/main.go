@@ -36,9 +36,14 @@ import (
 	"github.com/offmain/offmain/examples/internal/agent"
 	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/examples/internal/quit"
+	"github.com/offmain/offmain/qos"
 )
 
 func main() {
+	// First thing: on Linux the agents' Group runs its helper processes (the
+	// keeper and holder that end an agent's whole tree with the app) as this
+	// binary re-executed; qos.Main returns at once in the app itself.
+	qos.Main()
 	if os.Getenv(workerEnv) == "1" {
 		os.Exit(agent.StandIn("composer-agent-"))
 	}

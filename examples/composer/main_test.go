@@ -8,6 +8,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/offmain/offmain/examples/internal/agent"
+	"github.com/offmain/offmain/qos"
 )
 
 // appEnv, set to 1, makes the test binary run the app itself, with its
@@ -15,6 +16,7 @@ import (
 const appEnv = "COMPOSER_TEST_APP"
 
 func TestMain(m *testing.M) {
+	qos.Main() // the agents' Group helpers are this test binary re-executed
 	switch {
 	case os.Getenv(workerEnv) == "1": // the default agent, re-executed by agent.Set
 		os.Exit(agent.StandIn("composer-agent-"))

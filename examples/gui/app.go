@@ -31,6 +31,8 @@ func openApp(cfg config.Config) (*app, error) {
 		Chats: cfg.Chats, SyncSaves: cfg.SyncSaves,
 		// Called on a writer goroutine: post, never touch the UI from here.
 		OnError: func(err error) { a.inbox.post(noteMsg(chatstate.Note("save failed", err))) },
+		// statefile retries a failed write; this says it landed.
+		OnRecovered: func(path string) { a.inbox.post(noteMsg(chatstate.Saved(path))) },
 	})
 	if err != nil {
 		return nil, err

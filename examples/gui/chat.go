@@ -37,7 +37,8 @@ type chat struct {
 
 func newChat(id string, t chatstate.Transcript, draft string, place anchors.Anchor, hasPlace bool) *chat {
 	c := &chat{id: id, items: t.Items, next: t.Next, place: place, hasPlace: hasPlace}
-	c.editor.Submit = true // enter sends, shift+enter is a new line
+	// Enter sends and shift+enter is a new line, both read by the app in
+	// typing order (typing.go), not by the editor's Submit.
 	c.editor.SetText(draft)
 	c.editor.SetCaret(c.editor.Len(), c.editor.Len())
 	c.list.Axis = layout.Vertical

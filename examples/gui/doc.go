@@ -64,21 +64,41 @@
 // runs on another goroutine, which ends the process with os.Exit after the
 // flush.
 //
-// Focus: a chat switch moves the keyboard focus with key.FocusCmd, which Gio
-// applies in the frame that executes it; keys that reach Gio before that
-// frame go to the composer focused before, so a switch followed at once by
-// typing (a replayed macro, a test) must wait for the frame. Execute the
-// FocusCmd before the new editor's Update in that frame: the FocusEvent
-// then makes the editor send its selection to Gio's router at once;
-// executed after, the router kept a stale caret and the keys after the
-// switch landed out of order ("second tab" became "cond tabse"). Tab is a
-// focus key in Gio and reaches only a key.Filter that names it: here it is
-// text (a tab in the draft), and ctrl+tab switches chats. Gio hands each
-// filter's events out separately, so a key the app handles beside the
-// editor's (the tab) is ordered with the editor's own only frame by frame:
-// when keys come faster than frames (xdotool type at 20 ms on a loaded
-// machine) the letters typed after a tab land before it. A clipboard paste
-// is one event and keeps its tabs and newlines in place.
+// Keys, in order: Gio hands each filter's events out separately, and its X11
+// driver ranges every letter it reads before a frame from the caret the frame
+// before left (see typing.go). So the app reads its keys in one gtx.Event loop
+// in the order they were pressed: the tab (a focus key in Gio, which only a
+// key.Filter naming it gets; here it is text), enter (sends) and shift+enter
+// (a new line), ctrl+tab and ctrl+shift+tab (chat switches), ctrl+g, and every
+// printable press, which the editor never filters (it takes text from
+// EditEvents). After the editor has applied the frame's events, the run of
+// runes those presses typed is put at the caret the frame began with, each tab
+// and newline where it was pressed among them, each enter sending what stood
+// before it; where the editor's text does not agree with the presses (a key
+// Gio gives no name, an input method, a deletion in the frame) nothing moves,
+// a tab goes at the caret and enter sends the whole text. Without this a tab
+// typed among fast letters (xdotool at 20 ms on a loaded machine) landed
+// behind the letters typed after it, and once behind a line typed right after
+// enter. A chat switch executes key.FocusCmd after every composer not shown
+// has taken its events in the frame, so Gio's router defers it to the end of
+// the frame and freezes the events queued after it, routing them to the new
+// focus at the next frame (Router.execute and Router.Frame,
+// io/input/router.go): keys typed before the switch stay with the old
+// composer, and a paste or a key right after it reaches the new one, with no
+// wait for a frame. Executed before any composer had polled, the FocusCmd
+// applied at once and re-routed the later events at once, and a second switch
+// in the same frame re-routed a paste already queued for the first away from
+// it (the pasted chat's draft came out empty in 1 run of 10 under load). What
+// Gio gives no way to do: several switches queued before one frame with keys
+// between them (ctrl+tab, ctrl+tab, ctrl+v faster than a frame). The router
+// replays the events it froze at the first switch all at once into the next
+// frame's state (Router.Frame collapses them), where they are matched against
+// the focus that switch left, and no FocusCmd re-routes events already in a
+// frame's state: the paste went to the chat between (1 run in 24 under load).
+// The end-to-end test switches once each way. A SelectionCmd right after the
+// FocusCmd, which clears the router's caret, gives the driver the new
+// composer's caret at the same frame's end. A clipboard paste is one event and
+// keeps its tabs and newlines in place.
 //
 // Frames for other things: every post wakes the window, and Gio draws the
 // whole window in each frame (with llvmpipe, typebench measured 19 ms for a

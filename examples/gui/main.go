@@ -10,6 +10,7 @@ import (
 	"github.com/offmain/offmain/examples/internal/agent"
 	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/examples/internal/quit"
+	"github.com/offmain/offmain/qos"
 )
 
 // workerEnv, set to 1, makes the app binary run as the built-in agent
@@ -18,6 +19,10 @@ import (
 const workerEnv = "OFFMAIN_GUI_AGENT"
 
 func main() {
+	// First thing: on Linux the agents' Group runs its helper processes (the
+	// keeper and holder that end an agent's whole tree with the app) as this
+	// binary re-executed; qos.Main returns at once in the app itself.
+	qos.Main()
 	if os.Getenv(workerEnv) == "1" {
 		os.Exit(agent.StandIn("offmain-gui-agent-"))
 	}

@@ -4,6 +4,7 @@ import (
 	"os"
 	"testing"
 
+	"github.com/offmain/offmain/qos"
 	"go.uber.org/goleak"
 )
 
@@ -13,6 +14,7 @@ import (
 const appEnv = "OFFMAIN_GUI_TEST_APP"
 
 func TestMain(m *testing.M) {
+	qos.Main() // the agents' Group helpers are this test binary re-executed
 	if os.Getenv(appEnv) == "1" || os.Getenv(workerEnv) == "1" {
 		main() // never returns: the app ends the process
 	}

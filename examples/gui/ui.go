@@ -87,78 +87,113 @@ func (u *ui) handle(m any) {
 // update takes the frame's input before anything is laid out: chat
 // switches, agent toggles, and each composer change, which goes to the
 // draft store at once. eventAt is when the frame's event arrived.
+//
+// Order matters (see "Keys, in order" in the toolkit notes): the composers
+// not shown take their events first; then the app's keys are read in the
+// order they were pressed, and a chat switch among them takes effect at
+// the end of the frame, so the keys pressed after it wait for the next
+// one; then the composer that had the focus applies its events, and the
+// frame's typing is put where it was typed (typing.go).
 func (u *ui) update(gtx layout.Context, eventAt time.Time) {
+	if u.focus {
+		u.focus = false
+		u.show(gtx, u.active) // the first frame: nothing has been typed yet
+	}
+	for i, c := range u.chats {
+		if i != u.active {
+			u.applyEdits(gtx, c, eventAt) // a paste's text comes back to the composer that asked for it
+		}
+	}
+	var typed frameTyping
+	typed.of(u.chats[u.active])
 	for {
-		ev, ok := gtx.Event(
-			// Tab is a focus key in Gio: only a filter naming it gets it.
-			key.Filter{Focus: &u.chats[u.active].editor, Name: key.NameTab},
-			key.Filter{Name: key.NameTab, Required: key.ModCtrl, Optional: key.ModShift},
-			key.Filter{Name: "G", Required: key.ModCtrl},
-		)
+		ev, ok := gtx.Event(keyFilters...)
 		if !ok {
 			break
 		}
 		if e, ok := ev.(key.Event); ok && e.State == key.Press {
-			u.key(e)
+			u.key(gtx, e, &typed)
 		}
 	}
 	for i := range u.tabs {
 		if u.tabs[i].Clicked(gtx) {
-			u.show(i)
+			u.show(gtx, i)
 		}
 	}
-	c := u.chats[u.active]
-	if u.focus {
-		// Focus before the editor's Update: the FocusEvent makes the editor
-		// send its selection to Gio's router, which edits keys typed next
-		// against it. Focused after, a newly shown composer took the keys
-		// that followed a tab at the router's stale caret (measured: "second
-		// tab" became "cond tabse" with keys 20 ms apart). Keys that reach
-		// Gio before the frame that runs this still go to the composer
-		// focused before (see the toolkit notes).
-		gtx.Execute(key.FocusCmd{Tag: &c.editor})
-		u.focus = false
-	}
-	for {
-		ev, ok := c.editor.Update(gtx)
-		if !ok {
-			break
+	for _, ct := range typed {
+		ct.t.snapshot(&ct.c.editor)
+		u.applyEdits(gtx, ct.c, eventAt)
+		sent, changed := ct.t.place(&ct.c.editor)
+		for _, text := range sent {
+			u.send(ct.c, text)
 		}
-		switch ev := ev.(type) {
-		case widget.ChangeEvent:
-			handler := time.Now()
-			text := c.editor.Text()
-			u.saveDraft(c, text)
-			u.app.probe.changed(c.id, len(text), eventAt, handler, time.Now())
-		case widget.SubmitEvent:
-			u.send(c, ev.Text)
+		if changed {
+			u.applyEdits(gtx, ct.c, eventAt)
 		}
 	}
 }
 
-func (u *ui) key(e key.Event) {
+// applyEdits drains c's editor before it is laid out (Editor.Layout would
+// consume its events, and the ChangeEvents with them).
+func (u *ui) applyEdits(gtx layout.Context, c *chat, eventAt time.Time) {
+	for {
+		ev, ok := c.editor.Update(gtx)
+		if !ok {
+			return
+		}
+		if _, ok := ev.(widget.ChangeEvent); ok {
+			handler := time.Now()
+			text := c.editor.Text()
+			u.saveDraft(c, text)
+			u.app.probe.changed(c.id, len(text), eventAt, handler, time.Now())
+		}
+	}
+}
+
+func (u *ui) key(gtx layout.Context, e key.Event, typed *frameTyping) {
 	switch {
-	case e.Name == key.NameTab && !e.Modifiers.Contain(key.ModCtrl):
-		// A tab is text, as in a paste: the editor's next Update reports
-		// the change and it is saved like a typed letter.
-		u.chats[u.active].editor.Insert("\t")
-	case e.Name == key.NameTab && e.Modifiers.Contain(key.ModShift):
-		u.show((u.active + len(u.chats) - 1) % len(u.chats))
-	case e.Name == key.NameTab:
-		u.show((u.active + 1) % len(u.chats))
-	case e.Name == "G":
+	case e.Name == key.NameTab && e.Modifiers.Contain(key.ModCtrl|key.ModShift):
+		u.switchTo(gtx, (u.active+len(u.chats)-1)%len(u.chats), typed)
+	case e.Name == key.NameTab && e.Modifiers.Contain(key.ModCtrl):
+		u.switchTo(gtx, (u.active+1)%len(u.chats), typed)
+	case e.Name == "G" && e.Modifiers.Contain(key.ModCtrl):
 		c := u.chats[u.active]
 		if u.app.agents.Get(c.id) != nil {
 			u.stopAgent(c)
 		} else {
 			u.startAgent(c, "")
 		}
+	default: // a printable key, or one whose effect is the app's: tab, enter
+		typed.of(u.chats[u.active]).press(strokeOf(e))
 	}
 }
 
-// show makes chat i the active one, its composer focused.
-func (u *ui) show(i int) {
-	u.active, u.focus = i, true
+// switchTo shows chat i. Should Gio have moved the focus at once (see
+// show), the keys read after the switch in this frame are the new
+// composer's.
+func (u *ui) switchTo(gtx layout.Context, i int, typed *frameTyping) {
+	u.show(gtx, i)
+	if gtx.Focused(&u.chats[i].editor) {
+		typed.of(u.chats[i])
+	}
+}
+
+// show makes chat i the active one and moves the keyboard focus to its
+// composer. Every composer not shown has taken its events by now (see
+// update), so Gio's router defers the FocusCmd to the end of the frame
+// and freezes the events queued after it: they are routed again, to the
+// new focus, at the next frame (Router.execute and Router.Frame in
+// io/input/router.go). So the keys typed before the switch stay with the
+// composer focused before, and a paste or a key pressed right after it
+// reaches the new one. The SelectionCmd, executed after the FocusCmd (which
+// clears the router's caret), gives the router the new composer's caret in
+// that same step, so the X11 driver ranges the next letters from it.
+func (u *ui) show(gtx layout.Context, i int) {
+	u.active = i
+	ed := &u.chats[i].editor
+	gtx.Execute(key.FocusCmd{Tag: ed})
+	start, end := ed.Selection()
+	gtx.Execute(key.SelectionCmd{Tag: ed, Range: key.Range{Start: start, End: end}})
 }
 
 // saveDraft is the keystroke's save: drafts.Store.Set (memory only), or
@@ -197,11 +232,10 @@ func (u *ui) scrolled(gtx layout.Context) {
 	}
 }
 
-// send handles a submitted composer: a command, or a message that joins the
-// transcript and goes to the chat's agent.
+// send handles a text that enter sent from c's composer (see typing.go,
+// which has set the composer's text already): a command, or a message that
+// joins the transcript and goes to the chat's agent.
 func (u *ui) send(c *chat, text string) {
-	c.editor.SetText("")
-	u.saveDraft(c, "")
 	text = strings.TrimSpace(text)
 	switch {
 	case text == "":

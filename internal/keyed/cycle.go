@@ -11,19 +11,28 @@ import (
 	"github.com/offmain/offmain/statefile"
 )
 
-// read loads the file, has the store merge it under what was set since
-// Open, and, if a save found the file unread meanwhile, or the file held
+// read loads the file and, unless that failed for a reason that may pass
+// (see retryable), has the store merge it under what was set since Open,
+// and, if a save found the file unread meanwhile, or the file held
 // something now dropped, queues a save. With Watch it then starts the
-// watch, unless saves are off. It runs on the Core's own goroutine, started
-// by New.
-func (c *Core[T]) read() {
+// watch, unless saves are off. It runs on a goroutine of the Core's own,
+// started by startReadLocked, and closes done when it ends.
+func (c *Core[T]) read(done chan struct{}) {
+	defer close(done)
 	data, err := c.file.LoadContext(context.Background())
 	err = c.readError(err)
 	c.mu.Lock()
 	c.readErr = err
+	if retryable(err) {
+		c.reading = nil
+		c.armRetryLocked()
+		c.mu.Unlock()
+		c.endFirstRead()
+		return
+	}
 	dropped := c.cfg.Read(data, time.Now())
 	c.loaded = true
-	resave := c.waiting || dropped
+	resave := (c.waiting || dropped) && SavesOn(err)
 	watch := c.cfg.Watch && SavesOn(err)
 	c.mu.Unlock()
 	if resave {
@@ -33,52 +42,81 @@ func (c *Core[T]) read() {
 		c.save()
 	}
 	c.mu.Lock()
-	c.waiting = false
+	if SavesOn(err) {
+		c.waiting = false
+	}
+	c.reading = nil
 	c.mu.Unlock()
 	if watch {
 		c.startWatch()
 	}
 	close(c.loadDone)
+	c.endFirstRead()
+}
+
+// endFirstRead closes tried if no read has yet.
+func (c *Core[T]) endFirstRead() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.triedOnce {
+		c.triedOnce = true
+		close(c.tried)
+	}
 }
 
 // readError says what the read's err means for the store: a missing file
 // is no error (nothing saved yet); a corrupt one was moved aside and the
-// store starts empty; after any other, saves stay off, so that what could
-// not be read is never overwritten.
+// store starts empty; a newer release's file is never read nor saved
+// over; after any other, the store keeps its edits in memory and reads
+// again (see retryable), so that what could not be read is never
+// overwritten.
 func (c *Core[T]) readError(err error) error {
 	switch {
 	case err == nil, errors.Is(err, fs.ErrNotExist):
 		return nil
 	case errors.Is(err, statefile.ErrCorrupt):
 		return fmt.Errorf("%s: starting empty: %w", c.cfg.Name, err)
+	case errors.Is(err, statefile.ErrNewerVersion):
+		return fmt.Errorf("%s: not saving over a newer release's file: %w", c.cfg.Name, err)
 	default:
-		return fmt.Errorf("%s: not saving, the file could not be read: %w", c.cfg.Name, err)
+		return fmt.Errorf("%s: not saving until the file can be read (reading it again): %w", c.cfg.Name, err)
 	}
 }
 
 // SavesOn reports whether a store saves after a read that met readErr: a
 // missing file or a corrupt one (moved aside) is replaced; a file that
-// could not be read is not.
+// could not be read, or that a newer release wrote, is not.
 func SavesOn(readErr error) bool {
 	return readErr == nil || errors.Is(readErr, statefile.ErrCorrupt)
+}
+
+// retryable reports whether a read that met readErr (from readError) is
+// tried again: any error but a corrupt file or a newer release's, which
+// reading again would not change. EACCES, EIO, EISDIR, a network home not
+// mounted yet: each may pass.
+func retryable(readErr error) bool {
+	return readErr != nil && !errors.Is(readErr, statefile.ErrCorrupt) && !errors.Is(readErr, statefile.ErrNewerVersion)
 }
 
 // save is the scheduler's callback (Close's last one included), and also
 // runs from read; saveMu keeps the two from overlapping. It hands statefile
 // the store's snapshot, or removes the file when the store has nothing to
 // write. Before the file has been read it only notes that read must save,
-// since a save then would drop the file's content; after a read that
-// failed (not a missing or corrupt file) it saves nothing.
+// since a save then would drop the file's content, and has a read that
+// failed tried again now; when saves are off (a newer release's file) it
+// only notes that an edit is not saved.
 func (c *Core[T]) save() {
 	c.saveMu.Lock()
 	defer c.saveMu.Unlock()
 	c.mu.Lock()
 	if !c.loaded {
 		c.waiting = true
+		c.startReadLocked()
 		c.mu.Unlock()
 		return
 	}
 	if !SavesOn(c.readErr) {
+		c.waiting = true
 		c.mu.Unlock()
 		return
 	}

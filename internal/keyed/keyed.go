@@ -4,9 +4,10 @@
 // other processes' saves merged in.
 //
 // A [Core] runs the parts that do not depend on what is stored: the read
-// after Open and what it met, the save (held until the read has landed,
-// and never over a file that could not be read), Flush, Close, Load and the
-// watch's start and end. The store keeps its own state and hands the Core
+// after Open and what it met, the read again after it failed (see
+// [RetryFirst]), the save (held until the read has landed, and never over
+// a file that could not be read), Flush, Close, Load and the watch's start
+// and end. The store keeps its own state and hands the Core
 // the steps that touch it ([Config]): how the read merges the file, what a
 // save writes, how another process's save merges. Both sides share the
 // store's mutex, so that the read merges the file and marks it read in one
@@ -74,7 +75,8 @@ type Core[T any] struct {
 	cfg   Config[T]
 	sched *settle.Scheduler
 
-	loadDone chan struct{} // closed once the file was read and merged
+	loadDone chan struct{} // closed once the file's content is merged (or never can be: see read)
+	tried    chan struct{} // closed once the first read has ended, whatever it met
 	saveMu   sync.Mutex    // held by save from copy to queue, so saves queue in state order
 
 	// watchMu orders the watch's start, by read, with its end, by Close,
@@ -83,12 +85,17 @@ type Core[T any] struct {
 	closed    bool   // Close has run; guarded by watchMu
 	stopWatch func() // ends the running watch, if any; guarded by watchMu
 
-	mu       *sync.Mutex // the store's; protects the fields below and the store's state
-	loaded   bool        // the read has been merged
-	waiting  bool        // a save found the file unread; set until the read has queued it
-	readErr  error       // what the read met; saves are off unless it is nil or ErrCorrupt
-	watchErr error       // why the watch could not start
-	lost     error       // why the last save could not be queued (statefile.ErrClosed)
+	mu        *sync.Mutex   // the store's; protects the fields below and the store's state
+	loaded    bool          // the read has been merged: saves may be queued (if SavesOn(readErr))
+	waiting   bool          // a save came due that could not be queued: the file was not read yet, or saves are off
+	readErr   error         // what the latest read met; saves are off unless it is nil or ErrCorrupt
+	reading   chan struct{} // closed when the read under way ends; nil while none is
+	retry     *time.Timer   // the timed read after a failed one; nil while none is armed
+	backoff   time.Duration // how long the next failed read waits before the timed one
+	stopped   bool          // Close has run: no timed read is armed any more
+	triedOnce bool          // tried is closed
+	watchErr  error         // why the watch could not start
+	lost      error         // why the last save could not be queued (statefile.ErrClosed)
 }
 
 // New returns the Core of a store whose state mu protects, and starts the
@@ -97,9 +104,11 @@ type Core[T any] struct {
 // exit). The store's state must be ready for cfg's funcs before New is
 // called.
 func New[T any](f File[T], mu *sync.Mutex, cfg Config[T]) *Core[T] {
-	c := &Core[T]{file: f, cfg: cfg, mu: mu, loadDone: make(chan struct{})}
+	c := &Core[T]{file: f, cfg: cfg, mu: mu, loadDone: make(chan struct{}), tried: make(chan struct{})}
 	c.sched = settle.New(cfg.Settle, c.save)
-	go c.read()
+	c.mu.Lock()
+	c.startReadLocked()
+	c.mu.Unlock()
 	return c
 }
 
@@ -107,23 +116,30 @@ func New[T any](f File[T], mu *sync.Mutex, cfg Config[T]) *Core[T] {
 // marks it on every edit.
 func (c *Core[T]) Scheduler() *settle.Scheduler { return c.sched }
 
-// Loaded returns a channel closed once the file's read has landed and
-// been merged.
+// Path returns the file's path.
+func (c *Core[T]) Path() string { return c.file.Path() }
+
+// Loaded returns a channel closed once the file's content has been merged:
+// the file was read, or found missing, or corrupt (and moved aside), or
+// written by a newer release (and so never read nor saved over). While a
+// read that failed otherwise is retried, it stays open; it closes when a
+// retry reads the file.
 func (c *Core[T]) Loaded() <-chan struct{} { return c.loadDone }
 
-// Wait waits for the file's read until ctx ends, and then returns an error
-// wrapping ctx's.
+// Wait waits for the file's first read to end, whatever it met, until ctx
+// ends, and then returns an error wrapping ctx's.
 func (c *Core[T]) Wait(ctx context.Context) error {
 	select {
-	case <-c.loadDone:
+	case <-c.tried:
 		return nil
 	case <-ctx.Done():
 		return fmt.Errorf("%s: %s not read yet: %w", c.cfg.Name, c.file.Path(), ctx.Err())
 	}
 }
 
-// Load waits for the file's read, like Wait, and returns what it met, and
-// why the watch could not start, on one line.
+// Load waits for the file's first read, like Wait, and returns what the
+// latest read met (nil once a retry has read the file), and why the watch
+// could not start, on one line.
 func (c *Core[T]) Load(ctx context.Context) error {
 	if err := c.Wait(ctx); err != nil {
 		return err
@@ -134,21 +150,16 @@ func (c *Core[T]) Load(ctx context.Context) error {
 }
 
 // Flush queues any unsaved edit now, then waits until the file has
-// reached the disk or ctx ends; before the file has been read it first
-// waits for the read, which queues the save. It returns statefile's error,
-// and errors saying why the last save could not be queued or why saves are
-// off, on one line.
+// reached the disk or ctx ends. An edit made before the file has been read
+// needs the read first: Flush then waits for it, and a read that failed is
+// tried again at once, so that a quit after the cause went away saves. It
+// returns statefile's error, and errors saying why the last save could not
+// be queued or why an edit is not saved (the file could not be read, or a
+// newer release wrote it), on one line.
 func (c *Core[T]) Flush(ctx context.Context) error {
 	c.sched.Flush()
-	c.mu.Lock()
-	waiting := c.waiting
-	c.mu.Unlock()
-	if waiting {
-		select {
-		case <-c.loadDone:
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
-		}
+	if err := c.awaitRead(ctx); err != nil {
+		return err
 	}
 	err := c.file.Flush(ctx)
 	c.mu.Lock()
@@ -157,18 +168,50 @@ func (c *Core[T]) Flush(ctx context.Context) error {
 	if c.lost != nil {
 		errs = append(errs, fmt.Errorf("%s: last %s not saved: %w", c.cfg.Name, c.cfg.Unit, c.lost))
 	}
-	if !SavesOn(c.readErr) {
+	if c.waiting && !SavesOn(c.readErr) {
 		errs = append(errs, c.readErr)
 	}
 	return oneline.Join(append(errs, err)...)
 }
 
+// awaitRead waits, when a save is due that the read must queue, for that
+// read, starting one if none is under way. It returns an error when ctx
+// ended first or the read failed: the edits are then in memory only.
+func (c *Core[T]) awaitRead(ctx context.Context) error {
+	c.mu.Lock()
+	var ch <-chan struct{}
+	switch {
+	case !c.waiting || (c.loaded && !SavesOn(c.readErr)):
+	case c.loaded:
+		ch = c.loadDone // the read is queuing its save
+	default:
+		ch = c.startReadLocked()
+	}
+	c.mu.Unlock()
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+	case <-ctx.Done():
+		return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.loaded {
+		return oneline.Join(c.readErr)
+	}
+	return nil
+}
+
 // Close stops the watch, if any (waiting for a call of OnChange in
-// progress), stops the settle timer, queues any unsaved edit, and waits
-// like Flush. A Flush called meanwhile returns only after the last edit is
-// queued: the scheduler runs Close's save and that Flush's one at a time.
+// progress), stops the timed reads and the settle timer, queues any
+// unsaved edit, and waits like Flush. A Flush called meanwhile returns only
+// after the last edit is queued: the scheduler runs Close's save and that
+// Flush's one at a time.
 func (c *Core[T]) Close(ctx context.Context) error {
 	c.endWatch()
+	c.stopRetry()
 	c.sched.Close()
 	return c.Flush(ctx)
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/offmain/offmain/qos"
 	"go.uber.org/goleak"
 )
 
@@ -16,6 +17,7 @@ const testStandInEnv = "OFFMAIN_AGENT_TEST_STANDIN"
 const testScratch = "agent-test-"
 
 func TestMain(m *testing.M) {
+	qos.Main() // the Group's helpers are this test binary re-executed
 	if os.Getenv(testStandInEnv) == "1" {
 		os.Exit(StandIn(testScratch))
 	}

@@ -73,6 +73,12 @@ type Options struct {
 	// OnError is told of a write that failed, on a statefile writer
 	// goroutine: it must not touch the UI. Zero: failed writes are dropped.
 	OnError func(err error)
+	// OnRecovered is told, on a goroutine of the state's, that a file whose
+	// write failed has been written since (statefile retries it:
+	// Options.OnRecovered), or that a drafts or anchors file that could not
+	// be read when the state opened has been read and saving goes on: a
+	// "not saved" note can go. It must not touch the UI. Zero: not told.
+	OnRecovered func(path string)
 }
 
 // State is an app's state on disk. Its fields are set by [Open] and must not
@@ -101,16 +107,24 @@ func Open(dir string, opts Options) (*State, error) {
 		return nil, err
 	}
 	s := &State{Hook: flush.New(quitTimeout)}
-	s.st = statefile.NewStore(statefile.Options{OnError: func(_ string, err error) {
-		if opts.OnError != nil {
-			opts.OnError(err)
+	recovered := func(path string) {
+		if opts.OnRecovered != nil {
+			opts.OnRecovered(path)
 		}
-	}})
+	}
+	s.st = statefile.NewStore(statefile.Options{
+		OnError: func(_ string, err error) {
+			if opts.OnError != nil {
+				opts.OnError(err)
+			}
+		},
+		OnRecovered: recovered,
+	})
 	var err error
 	if opts.SyncSaves {
 		s.saver, err = openSync(dir, &s.Notes)
 	} else {
-		s.saver, err = openOffmain(s.st, dir, &s.Notes)
+		s.saver, err = openOffmain(s.st, dir, &s.Notes, recovered)
 	}
 	if err != nil {
 		return nil, errors.Join(err, s.closeStore())

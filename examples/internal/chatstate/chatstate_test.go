@@ -137,4 +137,5 @@ func TestNote(t *testing.T) {
 	assert.Equal(t, "save failed: drafts: save: no space left on device | anchors: read: permission denied",
 		Note("save failed", joined), "a joined error stays on the status's one line")
 	assert.Equal(t, "saved", Note("saved", nil))
+	assert.Equal(t, "saved again: drafts.json", Saved("/home/u/.config/app/drafts.json"))
 }

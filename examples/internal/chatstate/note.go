@@ -1,6 +1,9 @@
 package chatstate
 
-import "strings"
+import (
+	"path/filepath"
+	"strings"
+)
 
 // Note is the status line's text for a failure: what failed, then why, on
 // one line. An error made by errors.Join has a newline between its parts,
@@ -13,4 +16,10 @@ func Note(what string, err error) string {
 	}
 	lines := strings.FieldsFunc(err.Error(), func(r rune) bool { return r == '\n' || r == '\r' })
 	return what + ": " + strings.Join(lines, " | ")
+}
+
+// Saved is the status line's text once a file whose write failed, or
+// which could not be read, is saved again: it replaces the failure's note.
+func Saved(path string) string {
+	return "saved again: " + filepath.Base(path)
 }

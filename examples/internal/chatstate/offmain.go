@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"path/filepath"
+	"sync"
 
 	"github.com/offmain/offmain/anchors"
 	"github.com/offmain/offmain/drafts"
@@ -16,29 +17,55 @@ import (
 type offmainSaver struct {
 	drafts  *drafts.Store
 	anchors *anchors.Store
+
+	closed    chan struct{}  // closed by close: the waits for a late read end
+	closeOnce sync.Once      // close may run more than once (Quit again)
+	waiting   sync.WaitGroup // the waits for a late read
 }
 
 // openOffmain opens the drafts and anchors files in st and reads them. notes
 // gets what the read met that the person should know (a corrupt file kept
-// aside).
-func openOffmain(st *statefile.Store, dir string, notes *[]string) (*offmainSaver, error) {
+// aside, a file that could not be read); recovered is told when a file that
+// could not be read has been read after all (the stores retry it).
+func openOffmain(st *statefile.Store, dir string, notes *[]string, recovered func(path string)) (*offmainSaver, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), openTimeout)
 	defer cancel()
-	ds, err := drafts.OpenContext(ctx, st, filepath.Join(dir, draftsFile), drafts.Options{})
-	if ds == nil {
+	s := &offmainSaver{closed: make(chan struct{})}
+	var err error
+	s.drafts, err = drafts.OpenContext(ctx, st, filepath.Join(dir, draftsFile), drafts.Options{})
+	if s.drafts == nil {
 		return nil, err
 	}
 	if err != nil {
 		*notes = append(*notes, err.Error())
 	}
-	as, err := anchors.Open(st, filepath.Join(dir, anchorsFile), anchors.Options{})
+	s.anchors, err = anchors.Open(st, filepath.Join(dir, anchorsFile), anchors.Options{})
 	if err != nil {
-		return nil, errors.Join(err, ds.Close(ctx))
+		return nil, errors.Join(err, s.drafts.Close(ctx))
 	}
-	if err := as.Load(ctx); err != nil {
+	if err := s.anchors.Load(ctx); err != nil {
 		*notes = append(*notes, err.Error())
 	}
-	return &offmainSaver{drafts: ds, anchors: as}, nil
+	s.tellWhenRead(s.drafts.Loaded(), s.drafts.Path(), recovered)
+	s.tellWhenRead(s.anchors.Loaded(), s.anchors.Path(), recovered)
+	return s, nil
+}
+
+// tellWhenRead tells recovered once loaded closes, if it has not yet: the
+// store's read failed and it retries (see drafts.Store.Loaded).
+func (s *offmainSaver) tellWhenRead(loaded <-chan struct{}, path string, recovered func(string)) {
+	select {
+	case <-loaded:
+		return
+	default:
+	}
+	s.waiting.Go(func() {
+		select {
+		case <-loaded:
+			recovered(path)
+		case <-s.closed:
+		}
+	})
 }
 
 func (s *offmainSaver) SetDraft(chat, text string) error {
@@ -69,6 +96,8 @@ func (s *offmainSaver) register(h *flush.Hook) {
 }
 
 func (s *offmainSaver) close(ctx context.Context) error {
+	s.closeOnce.Do(func() { close(s.closed) })
+	s.waiting.Wait()
 	return errors.Join(s.drafts.Close(ctx), s.anchors.Close(ctx))
 }
 

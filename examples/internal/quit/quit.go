@@ -1,9 +1,14 @@
 // Package quit is how the example apps end. A signal (SIGINT, SIGTERM,
 // SIGHUP) asks the UI to quit as its own quit key does, so that the app's
-// one quit path, and its flush, runs; a second signal while quitting exits
-// at once with 128+signal; a UI that does not end in time is flushed from
-// the watcher's goroutine. [Watcher.End] then prints the flush report and
-// returns the exit status.
+// one quit path, and its flush, runs; the same interactive signal again
+// while quitting (Ctrl-C, Ctrl-C) exits at once with 128+signal, while any
+// other (a logout's SIGHUP after its SIGTERM) lets the quit go on; a
+// signal ignored when the app started (SIGHUP under nohup) stays ignored;
+// a UI that does not end in time is flushed from the watcher's goroutine.
+// [Watcher.End] then prints the flush report and returns the exit status.
+// These are flush.Hook.Notify's rules; the examples keep their own watcher
+// because a signal here asks the UI to quit rather than running the hook
+// from the signal's goroutine.
 package quit
 
 import (
@@ -52,7 +57,17 @@ func Watch(opts Options) *Watcher {
 	}
 	w := &Watcher{opts: opts, ch: make(chan os.Signal, 2), ui: make(chan struct{}),
 		done: make(chan struct{}), ended: make(chan struct{})}
-	signal.Notify(w.ch, os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	var caught []os.Signal
+	for _, sig := range []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP} {
+		// signal.Notify would turn an ignored signal back on: nohup's
+		// SIGHUP would quit the app when its terminal closes.
+		if !signal.Ignored(sig) {
+			caught = append(caught, sig)
+		}
+	}
+	if len(caught) > 0 { // with none, signal.Notify would catch every signal
+		signal.Notify(w.ch, caught...)
+	}
 	go w.watch()
 	return w
 }
@@ -72,6 +87,12 @@ func (w *Watcher) watch() {
 				if w.opts.Stuck > 0 && ui != nil {
 					stuck.Reset(w.opts.Stuck)
 				}
+				continue
+			}
+			if s != w.first || s != os.Interrupt {
+				// A logout sends SIGTERM and then SIGHUP (systemd-logind,
+				// SendSIGHUP=yes); a service manager may repeat SIGTERM.
+				w.printf("%v while quitting on %v: still quitting\n", s, w.first)
 				continue
 			}
 			w.printf("%v again while quitting: exiting now\n", s)

@@ -39,20 +39,72 @@ func TestFirstSignalAsksUIToQuit(t *testing.T) {
 	assert.Equal(t, 128+int(syscall.SIGHUP), w.End(flush.Report{Drained: true}, t.TempDir(), nil))
 }
 
-// TestSecondSignalExits: a second signal while quitting exits at once with
-// 128+signal.
+// TestSecondSignalExits: Ctrl-C again while quitting exits at once with
+// 128+SIGINT.
 func TestSecondSignalExits(t *testing.T) {
 	if os.Getenv(childEnv) == "second" {
 		// The second signal goes once the first has arrived: two pending
-		// SIGTERMs would be one (signal(7), standard signals do not queue).
-		again := func(os.Signal) { _ = syscall.Kill(os.Getpid(), syscall.SIGTERM) }
+		// SIGINTs would be one (signal(7), standard signals do not queue).
+		again := func(os.Signal) { _ = syscall.Kill(os.Getpid(), syscall.SIGINT) }
 		Watch(Options{Name: "child", Quit: again})
-		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
 		hang() // the watcher exits the process
 	}
-	code, stderr := runChild(t, "TestSecondSignalExits", "second")
-	assert.Equal(t, 128+int(syscall.SIGTERM), code)
-	assert.Contains(t, stderr, "child: terminated again while quitting: exiting now")
+	code, stderr := runChild(t, "TestSecondSignalExits", "second", nil)
+	assert.Equal(t, 128+int(syscall.SIGINT), code)
+	assert.Contains(t, stderr, "child: interrupt again while quitting: exiting now")
+}
+
+// TestLogoutKeepsQuitting: a logout's SIGHUP right after its SIGTERM
+// (systemd-logind) does not cut the quit short: the UI ends and End returns
+// 128+SIGTERM. Before, the second signal exited at once, flushing nothing.
+func TestLogoutKeepsQuitting(t *testing.T) {
+	if os.Getenv(childEnv) == "logout" {
+		ended := make(chan struct{})
+		w := Watch(Options{Name: "child", Quit: func(os.Signal) {
+			_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+			go func() { // the UI's quit path takes a moment
+				timer := time.NewTimer(200 * time.Millisecond)
+				<-timer.C
+				close(ended)
+			}()
+		}})
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		<-ended
+		w.UIEnded()
+		os.Exit(w.End(flush.Report{Drained: true}, os.TempDir(), nil))
+	}
+	code, stderr := runChild(t, "TestLogoutKeepsQuitting", "logout", nil)
+	assert.Equal(t, 128+int(syscall.SIGTERM), code, "exit status: got/want; stderr: %s", stderr)
+	assert.Contains(t, stderr, "child: hangup while quitting on terminated: still quitting")
+	assert.Contains(t, stderr, flush.Report{Drained: true}.String())
+}
+
+// TestIgnoredHangupStaysIgnored: started with SIGHUP ignored, as nohup
+// starts a program, the app does not quit on SIGHUP (its terminal closing);
+// SIGTERM still quits it. signal.Notify alone would have caught the SIGHUP.
+func TestIgnoredHangupStaysIgnored(t *testing.T) {
+	if os.Getenv(childEnv) == "nohup" {
+		asked := make(chan os.Signal, 2)
+		w := Watch(Options{Name: "child", Quit: func(s os.Signal) { asked <- s }})
+		_ = syscall.Kill(os.Getpid(), syscall.SIGHUP)
+		// A caught SIGHUP reaches Quit within microseconds; half a second
+		// without it is an ignored one.
+		timer := time.NewTimer(500 * time.Millisecond)
+		select {
+		case <-asked:
+			os.Exit(4)
+		case <-timer.C:
+		}
+		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
+		<-asked
+		w.UIEnded()
+		os.Exit(w.End(flush.Report{Drained: true}, os.TempDir(), nil))
+	}
+	// sh's trap '' HUP sets SIGHUP to ignored, and exec keeps it so
+	// (execve(2)), which is what nohup(1) does.
+	code, stderr := runChild(t, "TestIgnoredHangupStaysIgnored", "nohup", []string{"sh", "-c", `trap '' HUP; exec "$0" "$@"`})
+	assert.Equal(t, 128+int(syscall.SIGTERM), code, "exit status: got/want (4: the SIGHUP quit it); stderr: %s", stderr)
 }
 
 // TestStuckUIIsFlushed: a UI that does not end within Stuck is flushed from
@@ -64,7 +116,7 @@ func TestStuckUIIsFlushed(t *testing.T) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		hang() // the UI never ends; the watcher exits the process
 	}
-	code, stderr := runChild(t, "TestStuckUIIsFlushed", "stuck")
+	code, stderr := runChild(t, "TestStuckUIIsFlushed", "stuck", nil)
 	assert.Equal(t, 128+int(syscall.SIGTERM), code)
 	assert.Contains(t, stderr, "child: the UI did not end within 1ms: flushing from here")
 	assert.Contains(t, stderr, flush.Report{Drained: true}.String())
@@ -78,13 +130,15 @@ func hang() {
 	os.Exit(3)
 }
 
-// runChild re-runs the test binary for test with childEnv set to scenario
-// and returns its exit status and stderr.
-func runChild(t *testing.T, test, scenario string) (int, string) {
+// runChild re-runs the test binary for test with childEnv set to scenario,
+// through the command wrap (a shell that sets up signals) if not nil, and
+// returns its exit status and stderr.
+func runChild(t *testing.T, test, scenario string, wrap []string) (int, string) {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	cmd := exec.Command(exe, "-test.run=^"+test+"$")
+	args := append(append(append([]string(nil), wrap...), exe), "-test.run=^"+test+"$")
+	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+scenario)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -1,5 +1,3 @@
-//go:build unix
-
 package statefile
 
 import (
@@ -10,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,9 +22,10 @@ const (
 	migrateStopEnv  = "OFFMAIN_MIGRATE_STOP"  // in the child: the point at which it waits to be killed
 )
 
-// A process migrating a file over three versions is SIGKILLed at each
-// point of the migration: inside each step, after the old file's copy is
-// durable, and after the migrated file's rename. Whatever it leaves, the
+// A process migrating a file over three versions is killed (SIGKILL;
+// TerminateProcess on Windows) at each point of the migration: inside each
+// step, after the old file's copy is durable, and after the migrated file's
+// rename. Whatever it leaves, the
 // path holds the old file or the whole migrated one, and the next start
 // ends with the migrated file alone.
 func TestMigrateCrashKill(t *testing.T) {
@@ -77,7 +77,7 @@ func TestMigrateCrashKill(t *testing.T) {
 	}
 }
 
-// runMigrateChild starts a child migrating path and SIGKILLs it once it
+// runMigrateChild starts a child migrating path and kills it once it
 // reports that it reached point.
 func runMigrateChild(t *testing.T, path, point string) {
 	t.Helper()
@@ -95,13 +95,12 @@ func runMigrateChild(t *testing.T, path, point string) {
 	killed := false
 	for sc.Scan() {
 		if sc.Text() == point && !killed {
-			require.NoError(t, cmd.Process.Signal(syscall.SIGKILL))
+			require.NoError(t, cmd.Process.Kill())
 			killed = true
 		}
 	}
 	err = cmd.Wait()
-	ws, _ := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	require.True(t, killed && ws.Signaled() && ws.Signal() == syscall.SIGKILL,
+	require.True(t, killed && killedState(cmd.ProcessState),
 		"child ended with %v before reaching %q; stderr: %s", err, point, stderr.String())
 }
 
@@ -142,4 +141,15 @@ func migrateChild(path, stop string) {
 	}
 	fmt.Fprintln(os.Stderr, "migrate child ended:", err)
 	os.Exit(2)
+}
+
+// killedState reports whether ps is that of a process os.Process.Kill
+// ended: by SIGKILL on Unix, by TerminateProcess with exit code 1 on
+// Windows (os/exec_windows.go, Process.signal).
+func killedState(ps *os.ProcessState) bool {
+	if runtime.GOOS == "windows" {
+		return ps.ExitCode() == 1
+	}
+	ws, ok := ps.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == syscall.SIGKILL
 }

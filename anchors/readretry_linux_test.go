@@ -1,0 +1,41 @@
+package anchors
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/internal/keyedtest"
+	"github.com/offmain/offmain/statefile"
+)
+
+var subject = keyedtest.Subject{
+	Name: "anchors.json",
+	Open: func(t *testing.T, st *statefile.Store, path string) keyedtest.Keyed {
+		s, err := Open(st, path, Options{})
+		require.NoError(t, err)
+		return s
+	},
+	Set: func(s keyedtest.Keyed, key, value string) { s.(*Store).Set(key, Anchor{Item: value}) },
+	Get: func(s keyedtest.Keyed, key string) (string, bool) {
+		a, ok := s.(*Store).Get(key)
+		return a.Item, ok
+	},
+}
+
+// TestReadRecoversIsDir: a directory where anchors.json goes (EISDIR),
+// later replaced by the file: the places set meanwhile are merged and
+// saved.
+func TestReadRecoversIsDir(t *testing.T) {
+	keyedtest.ReadRecovers(t, subject, keyedtest.IsDir)
+}
+
+// TestReadRecoversNoAccess: anchors.json in a directory not readable at
+// Open (EACCES), then readable: the places set meanwhile are merged and
+// saved. Root runs it as nobody.
+func TestReadRecoversNoAccess(t *testing.T) {
+	if !keyedtest.Unprivileged(t) {
+		return
+	}
+	keyedtest.ReadRecovers(t, subject, keyedtest.NoAccess)
+}

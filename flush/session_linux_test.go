@@ -1,0 +1,162 @@
+package flush_test
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/offmain/offmain/drafts"
+	"github.com/offmain/offmain/flush"
+	"github.com/offmain/offmain/statefile"
+)
+
+// The session tests: what a desktop session sends an app. systemd-logind
+// stops a session's processes with SIGTERM followed at once by SIGHUP
+// (session scopes have SendSIGHUP=yes, systemd.kill(5)); `nohup app &`
+// starts the app with SIGHUP ignored, so that closing the terminal leaves
+// it running.
+
+// logoutChild is the child of TestQuitOnLogout. Its drafts store holds an
+// edit that only the quit flush saves (the settle is an hour), and a
+// second flusher says "flushing" on stdout and holds the flush until the
+// parent writes "go" on stdin.
+func logoutChild(t *testing.T) {
+	st := statefile.NewStore(statefile.Options{})
+	d, err := drafts.Open(st, filepath.Join(os.Getenv(childDirEnv), "drafts.json"),
+		drafts.Options{Settle: time.Hour, MaxWait: time.Hour})
+	require.NoError(t, err)
+	require.NoError(t, d.Load(t.Context()))
+	release := make(chan struct{})
+	hook := flush.New(20 * time.Second)
+	hook.Add("state", st)
+	hook.Add("drafts", d)
+	hook.Add("agents", flush.Func(func(ctx context.Context) error {
+		fmt.Println("flushing")
+		select {
+		case <-release:
+			return nil
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}))
+	hook.Notify()
+	d.Set("chat", "typed just before the logout")
+	fmt.Println("ready")
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		if sc.Text() == "go" {
+			close(release)
+		}
+	}
+	os.Exit(3) // the parent went away
+}
+
+// TestQuitOnLogout: a real process gets SIGTERM, and SIGHUP while its
+// flush is under way, as at a logout. The flush runs to its end: the
+// process exits with 128+SIGTERM after the draft is on disk, and the
+// report says every item drained.
+func TestQuitOnLogout(t *testing.T) {
+	dir := t.TempDir()
+	c := startChild(t, "logout", nil, childDirEnv+"="+dir)
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, "flushing", next(t, c.stdout, "the flush to start"))
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGHUP))
+	// The child says what it made of the SIGHUP before it is let go.
+	line := nextMatching(t, c.stderr, "hangup", "the child's word on the SIGHUP")
+	assert.Contains(t, line, "still waiting for the disk", "SIGHUP after SIGTERM: got %q", line)
+	_, _ = fmt.Fprintln(c.stdin, "go")
+
+	code := c.wait(t)
+	t.Logf("child: %s", c.errBuf)
+	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.errBuf)
+	assert.Contains(t, c.errBuf.String(), "flush: terminated: drained 3/3 in ")
+	assert.NotContains(t, c.errBuf.String(), "without waiting for the disk")
+
+	st := statefile.NewStore(statefile.Options{})
+	defer st.Close(context.Background())
+	d, err := drafts.OpenContext(t.Context(), st, filepath.Join(dir, "drafts.json"), drafts.Options{})
+	require.NoError(t, err)
+	got, _ := d.Get("chat")
+	assert.Equal(t, "typed just before the logout", got.Text, "the draft the quit flush saved")
+	require.NoError(t, d.Close(t.Context()))
+}
+
+// nohupChild is the child of TestNohupSurvivesHangup: it answers "pong"
+// to each "ping" on stdin until a signal quits it.
+func nohupChild(t *testing.T) {
+	st := statefile.NewStore(statefile.Options{})
+	f, err := statefile.Open[payload](st, filepath.Join(os.Getenv(childDirEnv), "state.json"))
+	require.NoError(t, err)
+	hook := flush.New(10 * time.Second)
+	hook.Add("state", st)
+	hook.Notify()
+	require.NoError(t, f.Save(payload{N: 1}))
+	fmt.Println("ready")
+	sc := bufio.NewScanner(os.Stdin)
+	for sc.Scan() {
+		if sc.Text() == "ping" {
+			fmt.Println("pong")
+		}
+	}
+	os.Exit(3)
+}
+
+// TestNohupSurvivesHangup: a process started under nohup(1), as `nohup app
+// &` starts it, calls Notify, and a SIGHUP (its terminal closing) leaves it
+// running; a SIGTERM then still quits it through the flush.
+func TestNohupSurvivesHangup(t *testing.T) {
+	nohup, err := exec.LookPath("nohup")
+	require.NoError(t, err, "nohup(1), from coreutils")
+	dir := t.TempDir()
+	c := startChild(t, "nohup", []string{nohup}, childDirEnv+"="+dir)
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGHUP))
+	// An ignored signal is discarded when it is sent (kernel/signal.c,
+	// prepare_signal and sig_ignored), so a reply after it proves the child
+	// outlived it.
+	_, _ = fmt.Fprintln(c.stdin, "ping")
+	assert.Equal(t, "pong", next(t, c.stdout, "a pong after the SIGHUP"))
+	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
+	code := c.wait(t)
+	t.Logf("child: %s", c.errBuf)
+	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.errBuf)
+	assert.Contains(t, c.errBuf.String(), "flush: terminated: drained 1/1 in ")
+	assert.NotContains(t, c.errBuf.String(), "hangup")
+}
+
+// next returns the next line from lines, failing the test if none comes
+// within a minute (a bound for a broken test only) or the child ended.
+func next(t *testing.T, lines <-chan string, what string) string {
+	t.Helper()
+	timer := time.NewTimer(time.Minute)
+	defer timer.Stop()
+	select {
+	case line, ok := <-lines:
+		if !ok {
+			t.Fatalf("waiting for %s: the child ended", what)
+		}
+		return line
+	case <-timer.C:
+		t.Fatalf("waiting for %s: nothing within a minute", what)
+		return ""
+	}
+}
+
+// nextMatching returns the next line from lines that contains s.
+func nextMatching(t *testing.T, lines <-chan string, s, what string) string {
+	t.Helper()
+	for {
+		if line := next(t, lines, what); strings.Contains(line, s) {
+			return line
+		}
+	}
+}

@@ -1,0 +1,201 @@
+//go:build linux
+
+package qos
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+
+	"golang.org/x/sys/unix"
+)
+
+// startHeld starts cmd through the keeper and the holder (keeper_linux.go,
+// holder_linux.go): the app forks the keeper with cmd's SysProcAttr, as
+// cmd.Process; the keeper forks the holder; the holder starts the command
+// at the tier and tells the app, on a socket, its pid or why it did not
+// start. Start returns once it knows. The app keeps its end of the socket
+// open while the command's tree runs: when the app ends, however it ends,
+// the holder reads EOF and kills the tree.
+func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+	if cmd.Err != nil || cmd.Path == "" {
+		return nil, cmd.Start() // its error: the lookup's, or "no command"
+	}
+	a := cmd.SysProcAttr
+	if a.Ptrace {
+		return nil, fmt.Errorf("qos: start %s: %w", cmd.Path, ErrThreadBound)
+	}
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, fmt.Errorf("qos: start %s: socketpair: %w", cmd.Path, err)
+	}
+	life, theirs := fds[0], os.NewFile(uintptr(fds[1]), "qos holder socket")
+	s := settingFor(t, m)
+	spec := helperSpec{Path: cmd.Path, Args: cmd.Args, Env: cmd.Environ(), Extra: len(cmd.ExtraFiles),
+		Tier: t, Mode: m, Cgroup: g.Options.Cgroup, Foreground: a.Setctty || a.Foreground, Ctty: a.Ctty,
+		Autogroup: (a.Setsid || a.Setctty) && s.nice > 0 && autogroupOn()}
+	if spec.Autogroup {
+		spec.AppAutogroup, _, _ = autogroup(os.Getpid())
+	}
+	err = startKeeper(cmd, theirs)
+	_ = theirs.Close()
+	if err != nil {
+		_ = unix.Close(life)
+		return nil, err
+	}
+	st, err := exchange(life, spec)
+	if err == nil {
+		err = st.err(spec.Path)
+	}
+	var holder proc
+	if err == nil {
+		holder, err = findHolder(cmd.Process.Pid, st.Holder)
+	}
+	if err == nil {
+		_, err = unix.Write(life, []byte{1}) // the holder waits for this before it may exit
+	}
+	if err != nil {
+		_ = unix.Close(life) // the holder, if it runs, kills what it started
+		_ = cmd.Wait()
+		cmd.Process, cmd.ProcessState = nil, nil
+		return nil, err
+	}
+	g.afterHeld(cmd, spec, st, s.nice)
+	mem := &member{cmd: cmd, exit: watchExit(cmd.Process), group: true, holder: holder,
+		agent: st.Agent, life: life, cgroup: st.Cgroup}
+	remember(mem)
+	return mem, nil
+}
+
+// afterHeld reports the steps the holder could not take and queues the one
+// it left to the app: the autogroup nice of the keeper's new session, when
+// the kernel's rate limit refused the holder's write (the holder writes it
+// before the command starts). The keeper leads that session, so the write
+// goes through it while it runs.
+func (g *Group) afterHeld(cmd *exec.Cmd, spec helperSpec, st helperStatus, nice int) {
+	for _, f := range st.Steps {
+		pid := st.Agent
+		if f.Keeper {
+			pid = cmd.Process.Pid
+		}
+		serr := &StepError{Pid: pid, Step: f.Step, Err: f.err()}
+		afterStart.mu.Lock()
+		afterStart.status.fail(pid, startTime(pid), serr)
+		afterStart.mu.Unlock()
+		g.Options.report(cmd, serr)
+	}
+	if !spec.Autogroup || !st.Refused {
+		return
+	}
+	pid := cmd.Process.Pid
+	f := &followUp{child: openChild(pid), start: startTime(pid), nice: nice,
+		report: func(err error) { g.Options.report(cmd, err) }}
+	f.group, _, _ = autogroup(pid)
+	afterStart.add(f)
+}
+
+// startKeeper starts the keeper as cmd, with sock as its last extra file:
+// cmd's Path, Args, Env and ExtraFiles are the keeper's for the call, and
+// the caller's again after. It forks from a goroutine of its own, whose
+// thread is none the caller lowered (Start inside Do): the keeper and the
+// holder run at the app's priority, since they wait and must act at once
+// when the app ends.
+func startKeeper(cmd *exec.Cmd, sock *os.File) error {
+	path, args, env, extra, attr := cmd.Path, cmd.Args, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr
+	defer func() { cmd.Path, cmd.Args, cmd.Env, cmd.ExtraFiles, cmd.SysProcAttr = path, args, env, extra, attr }()
+	keeper := *attr
+	keeper.Pdeathsig = 0 // the holder watches the app; the keeper needs no kept thread
+	cmd.Path, cmd.Args = selfExe, []string{"qos-keeper"}
+	cmd.Env = append(os.Environ(), fmt.Sprintf("%s=keeper:%d", helperEnvVar, 3+len(extra)))
+	if raceEnabled {
+		cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
+	}
+	cmd.ExtraFiles = append(extra[:len(extra):len(extra)], sock)
+	cmd.SysProcAttr = &keeper
+	done := make(chan error, 1)
+	go func() { done <- cmd.Start() }()
+	return <-done
+}
+
+// exchange sends the spec on the app's end of the socket and reads the
+// holder's answer.
+func exchange(fd int, spec helperSpec) (helperStatus, error) {
+	var st helperStatus
+	if err := sendJSON(fd, spec); err != nil {
+		return st, fmt.Errorf("qos: start %s: send to the holder: %w", spec.Path, err)
+	}
+	if err := recvJSON(fd, &st); err != nil {
+		return st, fmt.Errorf("qos: start %s: the keeper or the holder ended before it started: %w", spec.Path, err)
+	}
+	return st, nil
+}
+
+// findHolder returns the holder the answer names, checked to be the
+// keeper's child: a pid read from a socket could name a process that
+// exited since and whose pid was reused.
+func findHolder(keeper, pid int) (proc, error) {
+	p, ok := readProc(pid)
+	if !ok || p.ppid != keeper {
+		return proc{}, fmt.Errorf("qos: the holder (pid %d) is gone", pid)
+	}
+	return p, nil
+}
+
+// held maps a keeper's pid to its member, for Inspect.
+var held struct {
+	mu sync.Mutex
+	by map[int]*member
+}
+
+func remember(m *member) {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	if held.by == nil {
+		held.by = map[int]*member{}
+	}
+	held.by[m.cmd.Process.Pid] = m
+}
+
+func forget(m *member) {
+	held.mu.Lock()
+	defer held.mu.Unlock()
+	if m.cmd.Process != nil && held.by[m.cmd.Process.Pid] == m {
+		delete(held.by, m.cmd.Process.Pid)
+	}
+}
+
+// heldBy returns the holder and command pids of the keeper with pid: one a
+// Group started in this process, or, read from /proc, a process named
+// qos-keeper whose child is named qos-holder (another process's Group),
+// whose command is the holder's oldest child (what it adopted started
+// later).
+func heldBy(pid int) (holder, agent int, ok bool) {
+	held.mu.Lock()
+	m := held.by[pid]
+	held.mu.Unlock()
+	if m != nil && !m.exit.exited() {
+		return m.holder.pid, m.agent, true
+	}
+	k, ok := readProc(pid)
+	if !ok || k.comm != "qos-keeper" {
+		return 0, 0, false
+	}
+	procs, err := allProcs()
+	if err != nil {
+		return 0, 0, false
+	}
+	var h, a proc
+	for _, p := range procs {
+		if p.ppid == pid && p.comm == "qos-holder" {
+			h = p
+		}
+	}
+	for _, p := range procs {
+		if h.pid != 0 && p.ppid == h.pid && (a.pid == 0 || p.start < a.start) {
+			a = p
+		}
+	}
+	return h.pid, a.pid, a.pid != 0
+}

@@ -1,0 +1,220 @@
+//go:build linux
+
+package qos
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// helperEnvVar carries a helper's role and descriptor numbers from the app
+// to the keeper ("keeper:<socket fd>") and from the keeper to the holder
+// ("holder:<socket fd>:<keeper pipe fd>"). The command's own environment
+// travels in the spec, so this never reaches it.
+const helperEnvVar = "OFFMAIN_QOS_HELPER"
+
+// selfExe is the running binary whatever its path became since (moved,
+// replaced by an update): proc(5), /proc/self/exe.
+const selfExe = "/proc/self/exe"
+
+// hooked is set by Main in a process that is not a helper: a copy of this
+// binary run again would call Main too, so it can be a helper.
+var hooked atomic.Bool
+
+func runHelper() {
+	v, ok := os.LookupEnv(helperEnvVar)
+	if !ok {
+		hooked.Store(true)
+		return
+	}
+	os.Exit(helperMain(v))
+}
+
+// helperMain runs the helper v names and returns its exit status.
+func helperMain(v string) int {
+	role, rest, _ := strings.Cut(v, ":")
+	var fds []int
+	for f := range strings.SplitSeq(rest, ":") {
+		fd, err := strconv.Atoi(f)
+		if err != nil {
+			fds = nil
+			break
+		}
+		fds = append(fds, fd)
+	}
+	switch {
+	case role == "keeper" && len(fds) == 1:
+		return runKeeper(fds[0])
+	case role == "holder" && len(fds) == 2:
+		return runHolder(fds[0], fds[1])
+	}
+	fmt.Fprintf(os.Stderr, "qos: %s=%q names no helper\n", helperEnvVar, v)
+	return 2
+}
+
+// helperSpec is what the app sends the holder, on the socket, about the
+// command to start.
+type helperSpec struct {
+	Path       string
+	Args       []string
+	Env        []string
+	Extra      int // the command's ExtraFiles: fds 3 to 3+Extra-1
+	Tier       Tier
+	Mode       Mode
+	Cgroup     string // Options.Cgroup
+	Foreground bool   // give the command's group the terminal Ctty
+	Ctty       int
+	// Autogroup: the keeper leads a new session, whose autogroup gets the
+	// tier's nice value; AppAutogroup is the app's own.
+	Autogroup    bool
+	AppAutogroup string
+}
+
+// helperStatus is what the holder answers once the command started, or
+// could not.
+type helperStatus struct {
+	Holder  int          // the holder's pid
+	Agent   int          // the command's pid
+	Cgroup  string       // the command's own cgroup, if Options.Cgroup was given
+	Steps   []stepStatus // steps that failed (the command runs)
+	Refused bool         // the session's autogroup write met the rate limit: the app's to retry
+	Err     string       // why the command did not start
+	Op      string       // "fork/exec" when the error is the exec's
+	Errno   int          // the errno underneath Err, if any
+}
+
+// stepStatus is a failed step, for a StepError in the app.
+type stepStatus struct {
+	Step   string
+	Err    string
+	Errno  int
+	Keeper bool // the keeper's (its session's autogroup), not the command's
+}
+
+func stepOf(err error, keeper bool) stepStatus {
+	s := stepStatus{Step: "step", Err: err.Error(), Keeper: keeper}
+	var se *StepError
+	if errors.As(err, &se) {
+		s.Step, s.Err = se.Step, se.Err.Error()
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s.Errno = int(errno)
+	}
+	return s
+}
+
+func (s stepStatus) err() error { return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)} }
+
+// statusOf words err for the app.
+func statusOf(err error) helperStatus {
+	s := helperStatus{Err: err.Error()}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Op == "fork/exec" {
+		s.Op = pe.Op
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		s.Errno = int(errno)
+	}
+	return s
+}
+
+// err rebuilds the error the holder sent: for an exec's failure the one
+// os/exec gives (fork/exec <path>: <errno>), so errors.Is works as for
+// cmd.Start.
+func (s helperStatus) err(path string) error {
+	if s.Err == "" {
+		return nil
+	}
+	if s.Op == "fork/exec" && s.Errno != 0 {
+		return &fs.PathError{Op: s.Op, Path: path, Err: syscall.Errno(s.Errno)}
+	}
+	return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)}
+}
+
+// helperError is a failure the holder reported, other than the exec's.
+type helperError struct {
+	msg   string
+	errno syscall.Errno
+}
+
+func (e *helperError) Error() string { return e.msg }
+
+func (e *helperError) Unwrap() error {
+	if e.errno == 0 {
+		return nil
+	}
+	return e.errno
+}
+
+// sendJSON writes v as one line on fd.
+func sendJSON(fd int, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	for len(b) > 0 {
+		n, err := unix.Write(fd, b)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		b = b[n:]
+	}
+	return nil
+}
+
+// recvJSON reads one line from fd into v, a byte at a time so that nothing
+// after the line is taken from the socket.
+func recvJSON(fd int, v any) error {
+	var line []byte
+	var c [1]byte
+	for {
+		n, err := unix.Read(fd, c[:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("qos: helper socket closed after %d bytes", len(line))
+		}
+		if c[0] == '\n' {
+			return json.Unmarshal(line, v)
+		}
+		line = append(line, c[0])
+	}
+}
+
+// setName names the process for ps and top: writing /proc/self/comm sets
+// the thread group leader's name (proc(5), /proc/pid/comm). Without it a
+// helper is "exe", from /proc/self/exe.
+func setName(name string) { _ = writeFile("/proc/self/comm", name) }
+
+// devNull puts /dev/null on fds 0, 1 and 2, so that a helper holds none of
+// the command's pipes or terminal: the ends the app reads get their EOF
+// when the command's own copies close.
+func devNull() {
+	f, err := os.OpenFile(os.DevNull, os.O_RDWR, 0)
+	if err != nil {
+		return
+	}
+	defer f.Close()
+	for fd := range 3 {
+		_ = unix.Dup3(int(f.Fd()), fd, 0)
+	}
+}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package qos
+
+const raceEnabled = false

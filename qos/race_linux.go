@@ -1,0 +1,7 @@
+//go:build race
+
+package qos
+
+// raceEnabled: the race detector's runtime sleeps 1 s at exit unless
+// GORACE says otherwise, which a Group's helper processes must not.
+const raceEnabled = true

@@ -1,0 +1,243 @@
+//go:build linux
+
+package qos
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// proc is one process as /proc/<pid>/stat shows it (proc_pid_stat(5)).
+type proc struct {
+	pid, ppid int
+	pgid, sid int
+	comm      string
+	state     byte   // field 3: R, S, D, Z, T, t, X, ...
+	threads   int    // field 20
+	start     uint64 // field 22: tells the process from a later one with its pid
+	nice      int    // field 19
+	policy    int    // field 41
+	exiting   bool   // PF_EXITING in field 9
+}
+
+// parseProc parses a stat line. The command name, field 2, is in
+// parentheses and may hold spaces and parentheses itself, so fields are
+// counted after the last ')'; the first of them is field 3.
+func parseProc(b []byte) (proc, bool) {
+	i := bytes.IndexByte(b, '(')
+	j := bytes.LastIndexByte(b, ')')
+	if i < 0 || j < i {
+		return proc{}, false
+	}
+	f := strings.Fields(string(b[j+1:]))
+	if len(f) < 41-2 {
+		return proc{}, false
+	}
+	num := func(n int) int { v, _ := strconv.Atoi(f[n-3]); return v }
+	p := proc{
+		ppid: num(4), pgid: num(5), sid: num(6), threads: num(20), nice: num(19), policy: num(41),
+		comm: string(b[i+1 : j]), state: f[0][0],
+	}
+	p.pid, _ = strconv.Atoi(strings.TrimSpace(string(b[:i])))
+	p.start, _ = strconv.ParseUint(f[22-3], 10, 64)
+	flags, _ := strconv.ParseUint(f[9-3], 10, 64)
+	p.exiting = flags&pfExiting != 0
+	return p, p.pid > 0
+}
+
+// readProc reads process pid; ok is false when it is gone.
+func readProc(pid int) (proc, bool) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return proc{}, false
+	}
+	return parseProc(b)
+}
+
+// live reports whether the process neither exited nor is exiting: a zombie
+// (Z, X) or a process past the start of do_exit (PF_EXITING) forks no more.
+func (p proc) live() bool { return p.state != 'Z' && p.state != 'X' && !p.exiting }
+
+func (p proc) String() string { return fmt.Sprintf("pid %d (%s)", p.pid, p.comm) }
+
+// allProcs reads every process in /proc. Processes that exit while it reads
+// are left out.
+func allProcs() ([]proc, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("qos: %w", err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("qos: read /proc: %w", err)
+	}
+	out := make([]proc, 0, len(names))
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		if p, ok := readProc(pid); ok {
+			out = append(out, p)
+		}
+	}
+	return out, nil
+}
+
+// descendants returns the processes below the roots in procs (not the roots
+// themselves), parents before their children.
+func descendants(procs []proc, roots ...int) []proc {
+	kids := make(map[int][]int, len(procs))
+	byPid := make(map[int]proc, len(procs))
+	for _, p := range procs {
+		kids[p.ppid] = append(kids[p.ppid], p.pid)
+		byPid[p.pid] = p
+	}
+	var out []proc
+	seen := map[int]bool{}
+	queue := append([]int(nil), roots...)
+	for len(queue) > 0 {
+		pid := queue[0]
+		queue = queue[1:]
+		for _, c := range kids[pid] {
+			if seen[c] {
+				continue
+			}
+			seen[c] = true
+			out = append(out, byPid[c])
+			queue = append(queue, c)
+		}
+	}
+	return out
+}
+
+// treeOf returns the live processes below root, read now.
+func treeOf(root int) ([]proc, error) {
+	procs, err := allProcs()
+	if err != nil {
+		return nil, err
+	}
+	return liveBelow(procs, root), nil
+}
+
+// liveBelow returns the live processes of procs below root.
+func liveBelow(procs []proc, root int) []proc {
+	var out []proc
+	for _, p := range descendants(procs, root) {
+		if p.live() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// signalTree sends sig to every process of tree, read from procs: to a
+// whole process group at once (kill(2) with -pgid) where every process of
+// the group is in the tree, so that a child the group forks meanwhile gets
+// it too (kernel/fork.c, copy_process: a fork and a group's signal are
+// ordered), and to each other process through its pidfd. A group is
+// signalled while its leader, whose pid is its id, is seen running, or
+// while other members hold the id. It returns the processes it signalled.
+func signalTree(tree, procs []proc, sig unix.Signal) []proc {
+	in := make(map[int]bool, len(tree))
+	whole := map[int]bool{}
+	for _, p := range tree {
+		in[p.pid] = true
+		whole[p.pgid] = true
+	}
+	for _, p := range procs {
+		if whole[p.pgid] && !in[p.pid] && p.live() {
+			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
+		}
+	}
+	leader := make(map[int]proc, len(tree))
+	for _, p := range tree {
+		if p.pid == p.pgid {
+			leader[p.pgid] = p
+		}
+	}
+	sentGroup := map[int]bool{}
+	for pgid, ok := range whole {
+		l, seen := leader[pgid]
+		if ok && (!seen || signalProc(l, 0)) && unix.Kill(-pgid, sig) == nil {
+			sentGroup[pgid] = true
+		}
+	}
+	var sent []proc
+	for _, p := range tree {
+		if sentGroup[p.pgid] || signalProc(p, sig) {
+			sent = append(sent, p)
+		}
+	}
+	return sent
+}
+
+// signalProc sends sig to p if the process with p's pid is still p (same
+// start time). The pidfd pins the process between that check and the
+// signal, so a pid freed and reused meanwhile is never signalled
+// (pidfd_open(2), pidfd_send_signal(2)). It reports whether p was still
+// there.
+func signalProc(p proc, sig unix.Signal) bool {
+	fd, err := unix.PidfdOpen(p.pid, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	now, ok := readProc(p.pid)
+	if !ok || now.start != p.start {
+		return false
+	}
+	err = unix.PidfdSendSignal(fd, sig, nil, 0)
+	return err == nil || !errors.Is(err, unix.ESRCH)
+}
+
+// killTree sends SIGKILL to every process below root until none is left
+// alive, and returns those it sent it to. A process with SIGKILL pending
+// cannot fork any more (kernel/fork.c, copy_process: a fatal signal pending
+// fails the fork), so each round leaves fewer to find; a child made just
+// before shows in the next round. The caller reaps what were its children.
+func killTree(root int, reap func()) ([]proc, error) {
+	var killed []proc
+	sent := map[int]uint64{}
+	for round := 0; ; round++ {
+		tree, err := treeOf(root)
+		if err != nil {
+			return killed, err
+		}
+		fresh := 0
+		for _, p := range tree {
+			if sent[p.pid] == p.start {
+				continue // dying: SIGKILL is pending
+			}
+			if signalProc(p, unix.SIGKILL) {
+				sent[p.pid] = p.start
+				killed = append(killed, p)
+				fresh++
+			}
+		}
+		if reap != nil {
+			reap()
+		}
+		if len(tree) == 0 {
+			return killed, nil
+		}
+		if fresh == 0 {
+			pause(round)
+		}
+	}
+}
+
+// pause waits a little between rounds that found only dying processes,
+// longer as rounds go by (at most 10 ms): a SIGKILLed process takes a few
+// microseconds to become a zombie, longer under load.
+func pause(round int) {
+	time.Sleep(time.Duration(min(round+1, 10)) * time.Millisecond)
+}

@@ -1,0 +1,155 @@
+//go:build linux
+
+package qos
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/qos/internal/cgocrash"
+)
+
+// runningTree opens a pidfd for each pid, which must all run, and closes
+// them when the test ends.
+func runningTree(t *testing.T, pids []int) []int {
+	t.Helper()
+	fds := make([]int, len(pids))
+	for i, pid := range pids {
+		fd, err := unix.PidfdOpen(pid, 0)
+		require.NoError(t, err, "pid %d must run", pid)
+		t.Cleanup(func() { _ = unix.PidfdSendSignal(fd, unix.SIGKILL, nil, 0); _ = unix.Close(fd) })
+		fds[i] = fd
+	}
+	return fds
+}
+
+// requireGone checks that every process behind fds (named by pids) has
+// exited by deadline.
+func requireGone(t *testing.T, fds, pids []int, deadline time.Time, what string) {
+	t.Helper()
+	for i, fd := range fds {
+		left := max(time.Until(deadline), 0)
+		assert.True(t, exitsWithin(t, fd, left), "pid %d still runs %s (%s)", pids[i], what, describe(pids[i]))
+	}
+}
+
+// describe says what pid is, for a failure message.
+func describe(pid int) string {
+	p, ok := readProc(pid)
+	if !ok {
+		return "gone"
+	}
+	return fmt.Sprintf("%v, state %c, parent %d, group %d, session %d", p, p.state, p.ppid, p.pgid, p.sid)
+}
+
+// TestTreeDiesWithApp: an app (this binary, re-run) starts, through a Group,
+// an agent whose tree has a background job, a child that ignores SIGTERM, a
+// child in a process group of its own and a daemon (a new session whose
+// parent exited). However the app dies, by SIGKILL, a panic or a crash in
+// C code, with no quit path run, every process of that tree must be gone
+// within a second, in each mode.
+func TestTreeDiesWithApp(t *testing.T) {
+	for _, mode := range []Mode{ModeUtility, ModeBackground} {
+		for _, how := range []string{"SIGKILL", "panic", "cgo"} {
+			t.Run(string(mode)+"/"+how, func(t *testing.T) {
+				if how == "cgo" && !cgocrash.Available {
+					t.Skip("this test binary was built without cgo (CGO_ENABLED=0): it has no C code to crash in")
+				}
+				app := helperCmd("TestTreeDiesWithApp", "tree-app", "QOS_TEST_MODE="+string(mode))
+				in, err := app.StdinPipe()
+				require.NoError(t, err)
+				out, err := app.StdoutPipe()
+				require.NoError(t, err)
+				var stderr strings.Builder
+				app.Stderr = &stderr
+				require.NoError(t, app.Start())
+				t.Cleanup(func() { _ = app.Process.Kill(); _ = app.Wait() })
+				line, err := bufio.NewReader(out).ReadString('\n')
+				require.NoError(t, err, "the app's line; stderr: %s", &stderr)
+				var keeper int
+				_, err = fmt.Sscan(line, &keeper)
+				require.NoError(t, err, "app said %q", line)
+				pids, err := parseTreePids(strings.TrimSpace(line)[len(fmt.Sprint(keeper)):])
+				require.NoError(t, err, "app said %q", line)
+				fds := runningTree(t, pids.all())
+
+				var gone time.Time
+				switch how {
+				case "SIGKILL":
+					gone = time.Now()
+					require.NoError(t, app.Process.Kill())
+					_ = app.Wait()
+				default:
+					_, err := io.WriteString(in, strings.ToLower(how)+"\n")
+					require.NoError(t, err)
+					err = app.Wait()
+					gone = time.Now()
+					require.Error(t, err, "the app must die of its %s", how)
+					assert.NotContains(t, err.Error(), "exit status 0")
+				}
+				requireGone(t, fds, pids.all(), gone.Add(time.Second), "a second after the app died ("+how+")")
+				t.Logf("%s: tree %v gone %v after the app", how, pids, time.Since(gone))
+			})
+		}
+	}
+}
+
+// TestGroupStopTree: Stop reaches the whole tree (the agent's group, a
+// child in another group, a daemon in another session), names what it
+// had to kill (the child that ignores SIGTERM, after the agent itself
+// exited on SIGTERM), and returns only when all of it is gone.
+func TestGroupStopTree(t *testing.T) {
+	for _, mode := range []Mode{ModeUtility, ModeBackground} {
+		t.Run(string(mode), func(t *testing.T) {
+			g := Group{KillAfter: 2 * time.Second}
+			agent := helperCmd("TestGroupStopTree", "tree-agent")
+			out, err := agent.StdoutPipe()
+			require.NoError(t, err)
+			_, err = agent.StdinPipe()
+			require.NoError(t, err)
+			require.NoError(t, g.Start(agent, Agent, mode))
+			t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err)
+			pids, err := parseTreePids(line)
+			require.NoError(t, err, "agent said %q", line)
+			fds := runningTree(t, pids.all())
+
+			a, err := Inspect(agent.Process.Pid)
+			require.NoError(t, err)
+			assert.Equal(t, 5, a.Processes, "Inspect of the keeper reads the agent's tree, the agent and its 4 children: %s", a)
+			assert.Equal(t, []string{fmt.Sprintf("pid %d (sleep): own autogroup %s at nice 0", pids.Daemon, mustAutogroup(t, pids.Daemon))}, a.OffTier,
+				"only the daemon, in the session it made, runs above the tier: %s", a)
+
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			err = g.Stop(ctx)
+			require.ErrorIs(t, err, ErrKilled, "the child that ignores SIGTERM had to be killed")
+			assert.Contains(t, err.Error(), fmt.Sprintf("pid %d (sleep)", pids.Stubborn), "the report names it")
+			assert.NotContains(t, err.Error(), fmt.Sprintf("pid %d ", pids.Agent), "the agent exited on SIGTERM")
+			requireGone(t, fds, pids.all(), time.Now(), "when Stop returned")
+			waitErr := agent.Wait()
+			var ee *exec.ExitError
+			require.ErrorAs(t, waitErr, &ee)
+			assert.Equal(t, syscall.SIGTERM, ee.Sys().(syscall.WaitStatus).Signal(), "the command's own end: %v", waitErr)
+		})
+	}
+}
+
+func mustAutogroup(t *testing.T, pid int) string {
+	t.Helper()
+	name, _, err := autogroup(pid)
+	require.NoError(t, err)
+	return name
+}

@@ -1,5 +1,0 @@
-package statefile
-
-import "syscall"
-
-func ctimeNanos(st *syscall.Stat_t) int64 { return st.Ctim.Nano() }
