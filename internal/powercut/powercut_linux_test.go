@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -292,7 +293,7 @@ func (w *hangingWriter) Close(context.Context) error { return nil }
 
 // A cycle whose flushes wait past HangGuard is counted as a hang, and its
 // fault carries the stacks taken while it hung: the stuck write is in
-// them.
+// them, and so is the Flush, still waiting.
 func TestTortureCountsHangs(t *testing.T) {
 	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
 	w := &hangingWriter{stuck: make(chan struct{})}
@@ -307,6 +308,11 @@ func TestTortureCountsHangs(t *testing.T) {
 	require.Len(t, c.Faults, 2)
 	assert.Regexp(t, `^cut 1: hang: the flushes waited over 100ms\n`, c.Faults[0])
 	assert.Contains(t, c.Faults[0], "(*hangingWriter).write", "the stacks taken while it hung")
+	assert.Regexp(t, `goroutine \d+ \[chan receive[^\]]*\]:\n[^\n]*\(\*hangingWriter\)\.Flush\(`, c.Faults[0],
+		"the Flush still waiting when the stacks were taken, not released yet")
+	if m := regexp.MustCompile(`; history \[([^\]]*)\]`).FindStringSubmatch(c.Faults[0]); assert.NotNil(t, m, "the cycle's history") {
+		assert.Less(t, len(strings.Fields(m[1])), 100, "saves in the hung cycle: the cut comes at the hang, not 1,000 saves later")
+	}
 	assert.Contains(t, c.Faults[0], "threads (tid: state nice policy")
 	assert.Contains(t, c.Faults[0], "helper process (pid ", "the helper's stacks too")
 	assert.Contains(t, c.Faults[0], "fusemount.Serve", "the helper's goroutines")

@@ -55,9 +55,9 @@ type Config struct {
 	FlushEvery  int    // a Flush follows a Save with chance 1/FlushEvery; zero means 4
 	RemoveEvery int    // a remove instead of a save with chance 1/RemoveEvery; zero means never
 
-	// HangGuard is how long a cycle's Flushes and Close may wait in all
-	// before the cycle counts as a hang (Counts.Hangs); zero means a
-	// minute.
+	// HangGuard is how long a cycle may save and flush until its cut,
+	// and then how long its Close may take, before the cycle counts as a
+	// hang (Counts.Hangs); zero means a minute.
 	HangGuard time.Duration
 }
 
@@ -70,11 +70,14 @@ type Config struct {
 type Counts struct {
 	Cuts, Acked, Lost, Older, Torn, Leftovers int
 
-	// Hangs counts the cycles whose Flushes were still waiting after
-	// Config.HangGuard. Such a cycle's Close gets another HangGuard, so
-	// that a writer stuck meanwhile ends before the power comes back
-	// rather than writing into the next cycle. Each is in Faults, with
-	// every goroutine's stack and what /proc says of every thread.
+	// Hangs counts the cycles whose Flushes, or whose Close, were still
+	// waiting after Config.HangGuard. The context they wait with is
+	// cancelled only once every goroutine's stack and what /proc says of
+	// every thread, in this process and the helper, have been taken, so
+	// the report shows them still waiting; the cycle is then cut at once.
+	// The Close has a HangGuard of its own, so that a writer stuck in the
+	// flushes ends before the power comes back rather than writing into
+	// the next cycle. Each is in Faults.
 	Hangs int
 
 	// Faults describes the first maxFaults cuts counted in Lost, Older,
@@ -156,42 +159,68 @@ func (t *torture) cycle(w Writer, start int) error {
 	t.hist, t.acked = []int{start}, 0
 	cuts := t.fsys.Cuts()
 	armed := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
-	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HangGuard)
-	defer cancel()
-	// The stacks are taken when the deadline passes, while the hang lasts.
-	hung := make(chan string, 1)
-	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			hung <- stacks(t.fsys)
-		}
-	})
-	defer stop() // before cancel: a cycle that ends in time starts no goroutine
+	g := t.guard()
 	for i := 0; ; i++ {
 		if t.cut(cuts, armed) {
-			hang := errors.Is(ctx.Err(), context.DeadlineExceeded)
-			closeCtx := ctx
-			if hang {
-				// A writer still stuck must end before the power comes
-				// back, or it writes into the next cycle through the
-				// mount's root, the one node that outlives a cut.
-				var cancel func()
-				closeCtx, cancel = context.WithTimeout(context.Background(), t.cfg.HangGuard)
-				defer cancel()
-			}
-			_ = w.Close(closeCtx) // it fails after a cut: its writes get EIO
+			flushStacks, hang := g.end()
+			// The Close gets a guard of its own: a writer still stuck
+			// must end before the power comes back, or it writes into
+			// the next cycle through the mount's root, the one node that
+			// outlives a cut.
+			cg := t.guard()
+			_ = w.Close(cg.ctx) // it fails after a cut: its writes get EIO
+			closeStacks, closeHang := cg.end()
 			t.counts.Cuts++
-			if hang {
+			switch {
+			case hang:
 				t.counts.Hangs++
 				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s\nafter the Close: scheduler: %s\nthread cpu/wait ms: %s",
-					t.cfg.HangGuard, <-hung, fusemount.SchedStats(), fusemount.ThreadTimes()))
+					t.cfg.HangGuard, flushStacks, fusemount.SchedStats(), fusemount.ThreadTimes()))
+			case closeHang:
+				t.counts.Hangs++
+				t.fault(fmt.Sprintf("hang: the Close waited over %v\n%s", t.cfg.HangGuard, closeStacks))
 			}
 			return t.fsys.PowerOn()
 		}
-		if i == 1000 { // a writer that stopped writing: cut anyway
+		// A writer that stopped writing, or flushes that hung: cut now.
+		if i == 1000 || g.ctx.Err() != nil {
 			t.fsys.Cut()
 		}
-		t.step(ctx, w)
+		t.step(g.ctx, w)
 	}
+}
+
+// hangGuard bounds what a cycle waits for: its ctx is cancelled
+// Config.HangGuard after it was made, once the stacks of both processes
+// are taken. They are taken first so that they show what still waits: a
+// Flush released by the cancel goes on at once, and stacks taken after it
+// would show the torture saving again.
+type hangGuard struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	timer  *time.Timer
+	stacks chan string // the timer's report; sent after the cancel, as its last act
+}
+
+func (t *torture) guard() *hangGuard {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &hangGuard{ctx: ctx, cancel: cancel, stacks: make(chan string, 1)}
+	g.timer = time.AfterFunc(t.cfg.HangGuard, func() {
+		s := stacks(t.fsys)
+		cancel()
+		g.stacks <- s
+	})
+	return g
+}
+
+// end stops g and reports whether its time ran out, with the stacks its
+// timer took then. It waits for that timer's goroutine to finish.
+func (g *hangGuard) end() (string, bool) {
+	defer g.cancel()
+	if g.timer.Stop() {
+		return "", false
+	}
+	return <-g.stacks, true
 }
 
 // cut reports whether the cycle's cut has come: the helper's count of
