@@ -170,9 +170,15 @@ func (p *Process) Stacks() string {
 func (p *Process) readReplies(r io.Reader) {
 	defer close(p.read)
 	dec := json.NewDecoder(r)
+	gone := fmt.Errorf("%w (pid %d)", ErrHelperExited, p.cmd.Process.Pid)
 	for {
 		var m message
 		if err := dec.Decode(&m); err != nil {
+			if err != io.EOF {
+				// Garbage on the pipe: the helper is cut off, and ends
+				// when Unmount closes its input.
+				gone = fmt.Errorf("%w (pid %d): reading its replies: %v", ErrHelperExited, p.cmd.Process.Pid, err)
+			}
 			break
 		}
 		if m.Event != "" {
@@ -194,7 +200,7 @@ func (p *Process) readReplies(r io.Reader) {
 		}
 	}
 	p.mu.Lock()
-	p.gone = fmt.Errorf("%w (pid %d)", ErrHelperExited, p.cmd.Process.Pid)
+	p.gone = gone
 	for id, ch := range p.pending {
 		ch <- reply{err: fmt.Errorf("%s: %w", p.kind, p.gone)}
 		delete(p.pending, id)

@@ -67,6 +67,15 @@
 //	fsys.PowerOn()
 //	... open again and check what a flush acknowledged ...
 //
+// The filesystem is served by a helper process, the test binary
+// re-executed (internal/fusemount), never by the process under test: a
+// process that makes system calls on a FUSE mount it serves itself can
+// deadlock (go-fuse's fs/api.go, "Deadlocks"; go.dev/issue/21014). [FS.Arm],
+// [FS.Cut] and [FS.PowerOn] are calls to the helper that return once it
+// has done them. A cut a trigger makes is counted ([FS.Cuts]) in memory
+// both processes share before the operation that made it returns, and
+// comes back as an event that closes Arm's channel a little later.
+//
 // It is Linux only and needs /dev/fuse and the right to mount (root or
 // CAP_SYS_ADMIN): it mounts with mount(2) directly, as there is no
 // fusermount on this project's machines. [MountT] skips the test with the

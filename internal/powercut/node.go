@@ -17,7 +17,7 @@ import (
 // falls between two operations.
 type node struct {
 	gofs.Inode
-	fsys *FS
+	fsys *server
 	m    *inode // nil for the root, which is the live cycle's root
 }
 
@@ -73,7 +73,7 @@ func (n *node) child(ctx context.Context, c *inode, out *fuse.EntryOut) *gofs.In
 }
 
 // fill fills a's fields from c.
-func (f *FS) fill(c *inode, a *fuse.Attr) {
+func (f *server) fill(c *inode, a *fuse.Attr) {
 	a.Ino = c.id
 	a.Mode = c.mode | syscall.S_IFREG
 	a.Nlink = 1

@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,7 +17,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/fusemount"
 	"github.com/offmain/offmain/internal/powercut"
+	"github.com/offmain/offmain/internal/tmpmount"
 )
 
 // write creates or truncates name and writes data, fsyncing it if sync.
@@ -288,7 +293,7 @@ func (w *hangingWriter) Close(context.Context) error { return nil }
 
 // A cycle whose flushes wait past HangGuard is counted as a hang, and its
 // fault carries the stacks taken while it hung: the stuck write is in
-// them.
+// them, and so is the Flush, still waiting.
 func TestTortureCountsHangs(t *testing.T) {
 	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
 	w := &hangingWriter{stuck: make(chan struct{})}
@@ -303,6 +308,115 @@ func TestTortureCountsHangs(t *testing.T) {
 	require.Len(t, c.Faults, 2)
 	assert.Regexp(t, `^cut 1: hang: the flushes waited over 100ms\n`, c.Faults[0])
 	assert.Contains(t, c.Faults[0], "(*hangingWriter).write", "the stacks taken while it hung")
+	assert.Regexp(t, `goroutine \d+ \[chan receive[^\]]*\]:\n[^\n]*\(\*hangingWriter\)\.Flush\(`, c.Faults[0],
+		"the Flush still waiting when the stacks were taken, not released yet")
+	if m := regexp.MustCompile(`; history \[([^\]]*)\]`).FindStringSubmatch(c.Faults[0]); assert.NotNil(t, m, "the cycle's history") {
+		assert.Less(t, len(strings.Fields(m[1])), 100, "saves in the hung cycle: the cut comes at the hang, not 1,000 saves later")
+	}
 	assert.Contains(t, c.Faults[0], "threads (tid: state nice policy")
+	assert.Contains(t, c.Faults[0], "helper process (pid ", "the helper's stacks too")
+	assert.Contains(t, c.Faults[0], "fusemount.Serve", "the helper's goroutines")
+	assert.Regexp(t, `scheduler: gomaxprocs=\d+ threads=\d+ goroutines running=\d+ runnable=\d+`, c.Faults[0], "the scheduler's counts")
+	assert.Contains(t, c.Faults[0], "\nafter the Close: scheduler: ", "the counts once the cycle ended")
+	t.Log(c.Faults[0][:strings.Index(c.Faults[0], "\n\n")])
 	assert.Zero(t, c.Acked, "acknowledged")
+}
+
+// The filesystem is served by a helper process, not by the process that
+// uses it (go-fuse's fs/api.go, "Deadlocks"): this one holds no /dev/fuse
+// descriptor.
+func TestServedByHelper(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{})
+	durable(t, filepath.Join(fsys.Dir(), "a"), "x")
+	self, err := fusemount.ServesFUSE(os.Getpid())
+	require.NoError(t, err)
+	assert.False(t, self, "this process holds a /dev/fuse descriptor: it serves the mount it uses")
+	helper, err := fusemount.ServesFUSE(powercut.HelperPid(fsys))
+	require.NoError(t, err)
+	assert.True(t, helper, "the helper holds no /dev/fuse descriptor")
+}
+
+// A helper that dies ends a Torture with an error, not a hang: the armed
+// cut's channel closes, PowerOn fails, and Unmount detaches the mount.
+func TestHelperDies(t *testing.T) {
+	backing, dir := t.TempDir(), t.TempDir()
+	fsys, err := powercut.Mount(dir, backing, powercut.Options{Seed: 1})
+	if errors.Is(err, os.ErrNotExist) || errors.Is(err, syscall.EPERM) || errors.Is(err, syscall.EACCES) {
+		t.Skipf("FUSE cannot mount here: %v", err) // as MountT
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = fsys.Unmount() })
+	w := &killingWriter{pid: powercut.HelperPid(fsys)}
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	_, err = powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 10, Seed: 1})
+	assert.ErrorIs(t, err, fusemount.ErrHelperExited, "Torture once the helper died")
+	assert.ErrorIs(t, fsys.PowerOn(), fusemount.ErrHelperExited, "PowerOn")
+	select {
+	case <-fsys.Arm(powercut.Trigger{}):
+	default:
+		t.Error("a trigger armed after the helper died: got its channel open, want it closed")
+	}
+	assert.ErrorIs(t, fsys.Unmount(), fusemount.ErrHelperExited, "Unmount")
+	mounted, err := tmpmount.Mounted(dir)
+	require.NoError(t, err)
+	assert.False(t, mounted, "%s still mounted", dir)
+}
+
+// killingWriter kills the helper at its first Save, and writes nothing.
+type killingWriter struct {
+	pid  int
+	once sync.Once
+}
+
+func (w *killingWriter) Save(int) error {
+	w.once.Do(func() {
+		if err := syscall.Kill(w.pid, syscall.SIGKILL); err != nil {
+			panic(err)
+		}
+	})
+	return nil
+}
+
+func (w *killingWriter) Flush(context.Context) error { return nil }
+func (w *killingWriter) Close(context.Context) error { return nil }
+
+// syncWriter writes each value through the mount before Save returns,
+// and counts the Saves that find the power already off at their first
+// system call: steps the torture took after its cut.
+type syncWriter struct {
+	dir   string
+	saves int
+	late  int
+}
+
+func (w *syncWriter) Save(v int) error {
+	w.saves++
+	f, err := os.OpenFile(filepath.Join(w.dir, "v"), os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if errors.Is(err, syscall.EIO) {
+		w.late++
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = f.WriteString(strconv.Itoa(v))
+	return err
+}
+
+func (w *syncWriter) Flush(context.Context) error { return errors.New("never acknowledged") }
+func (w *syncWriter) Close(context.Context) error { return nil }
+
+// A torture takes no step after its cut: it sees the cut the moment the
+// system call that made it returns, not when the helper's event has been
+// read. Taking steps after it would let a Flush that only reports an
+// earlier state count as an acknowledgement the writer could never have
+// made.
+func TestTortureStopsAtCut(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{Seed: 3})
+	w := &syncWriter{dir: fsys.Dir()}
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 300, Seed: 3, MaxOps: 6})
+	require.NoError(t, err)
+	assert.Equal(t, 300, c.Cuts, "cuts")
+	assert.Zero(t, w.late, "Saves made after the cut, out of %d", w.saves)
 }

@@ -8,10 +8,10 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
-	"runtime"
 	"slices"
-	"strings"
 	"time"
+
+	"github.com/offmain/offmain/internal/fusemount"
 )
 
 // Writer saves values through the code under test: one per power cycle,
@@ -55,9 +55,9 @@ type Config struct {
 	FlushEvery  int    // a Flush follows a Save with chance 1/FlushEvery; zero means 4
 	RemoveEvery int    // a remove instead of a save with chance 1/RemoveEvery; zero means never
 
-	// HangGuard is how long a cycle's Flushes and Close may wait in all
-	// before the cycle counts as a hang (Counts.Hangs); zero means a
-	// minute.
+	// HangGuard is how long a cycle may save and flush until its cut,
+	// and then how long its Close may take, before the cycle counts as a
+	// hang (Counts.Hangs); zero means a minute.
 	HangGuard time.Duration
 }
 
@@ -70,11 +70,14 @@ type Config struct {
 type Counts struct {
 	Cuts, Acked, Lost, Older, Torn, Leftovers int
 
-	// Hangs counts the cycles whose Flushes were still waiting after
-	// Config.HangGuard. Such a cycle's Close gets another HangGuard, so
-	// that a writer stuck meanwhile ends before the power comes back
-	// rather than writing into the next cycle. Each is in Faults, with
-	// every goroutine's stack and what /proc says of every thread.
+	// Hangs counts the cycles whose Flushes, or whose Close, were still
+	// waiting after Config.HangGuard. The context they wait with is
+	// cancelled only once every goroutine's stack and what /proc says of
+	// every thread, in this process and the helper, have been taken, so
+	// the report shows them still waiting; the cycle is then cut at once.
+	// The Close has a HangGuard of its own, so that a writer stuck in the
+	// flushes ends before the power comes back rather than writing into
+	// the next cycle. Each is in Faults.
 	Hangs int
 
 	// Faults describes the first maxFaults cuts counted in Lost, Older,
@@ -154,43 +157,87 @@ func (c Config) withDefaults() Config {
 // cycle saves through w until the armed cut, then closes w and powers on.
 func (t *torture) cycle(w Writer, start int) error {
 	t.hist, t.acked = []int{start}, 0
-	cut := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
-	ctx, cancel := context.WithTimeout(context.Background(), t.cfg.HangGuard)
-	defer cancel()
-	// The stacks are taken when the deadline passes, while the hang lasts.
-	hung := make(chan string, 1)
-	stop := context.AfterFunc(ctx, func() {
-		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-			hung <- stacks()
-		}
-	})
-	defer stop() // before cancel: a cycle that ends in time starts no goroutine
+	cuts := t.fsys.Cuts()
+	armed := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
+	g := t.guard()
 	for i := 0; ; i++ {
-		select {
-		case <-cut:
-			hang := errors.Is(ctx.Err(), context.DeadlineExceeded)
-			closeCtx := ctx
-			if hang {
-				// A writer still stuck must end before the power comes
-				// back, or it writes into the next cycle through the
-				// mount's root, the one node that outlives a cut.
-				var cancel func()
-				closeCtx, cancel = context.WithTimeout(context.Background(), t.cfg.HangGuard)
-				defer cancel()
-			}
-			_ = w.Close(closeCtx) // it fails after a cut: its writes get EIO
+		if t.cut(cuts, armed) {
+			flushStacks, hang := g.end()
+			// The Close gets a guard of its own: a writer still stuck
+			// must end before the power comes back, or it writes into
+			// the next cycle through the mount's root, the one node that
+			// outlives a cut.
+			cg := t.guard()
+			_ = w.Close(cg.ctx) // it fails after a cut: its writes get EIO
+			closeStacks, closeHang := cg.end()
 			t.counts.Cuts++
-			if hang {
+			switch {
+			case hang:
 				t.counts.Hangs++
-				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s", t.cfg.HangGuard, <-hung))
+				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s\nafter the Close: scheduler: %s\nthread cpu/wait ms: %s",
+					t.cfg.HangGuard, flushStacks, fusemount.SchedStats(), fusemount.ThreadTimes()))
+			case closeHang:
+				t.counts.Hangs++
+				t.fault(fmt.Sprintf("hang: the Close waited over %v\n%s", t.cfg.HangGuard, closeStacks))
 			}
 			return t.fsys.PowerOn()
-		default:
 		}
-		if i == 1000 { // a writer that stopped writing: cut anyway
+		// A writer that stopped writing, or flushes that hung: cut now.
+		if i == 1000 || g.ctx.Err() != nil {
 			t.fsys.Cut()
 		}
-		t.step(ctx, w)
+		t.step(g.ctx, w)
+	}
+}
+
+// hangGuard bounds what a cycle waits for: its ctx is cancelled
+// Config.HangGuard after it was made, once the stacks of both processes
+// are taken. They are taken first so that they show what still waits: a
+// Flush released by the cancel goes on at once, and stacks taken after it
+// would show the torture saving again.
+type hangGuard struct {
+	ctx    context.Context
+	cancel context.CancelFunc
+	timer  *time.Timer
+	stacks chan string // the timer's report; sent after the cancel, as its last act
+}
+
+func (t *torture) guard() *hangGuard {
+	ctx, cancel := context.WithCancel(context.Background())
+	g := &hangGuard{ctx: ctx, cancel: cancel, stacks: make(chan string, 1)}
+	g.timer = time.AfterFunc(t.cfg.HangGuard, func() {
+		s := stacks(t.fsys)
+		cancel()
+		g.stacks <- s
+	})
+	return g
+}
+
+// end stops g and reports whether its time ran out, with the stacks its
+// timer took then. It waits for that timer's goroutine to finish.
+func (g *hangGuard) end() (string, bool) {
+	defer g.cancel()
+	if g.timer.Stop() {
+		return "", false
+	}
+	return <-g.stacks, true
+}
+
+// cut reports whether the cycle's cut has come: the helper's count of
+// cuts has moved on from cuts, as it does before the operation that cut
+// returns, or armed is closed, as it is when the helper has exited. The
+// channel alone would come later, when this process has read the
+// helper's event: meanwhile the torture would go on saving, and take for
+// acknowledged a Flush that did no more than report the earlier state.
+func (t *torture) cut(cuts int, armed <-chan struct{}) bool {
+	if t.fsys.Cuts() != cuts {
+		return true
+	}
+	select {
+	case <-armed:
+		return true
+	default:
+		return false
 	}
 }
 
@@ -280,47 +327,10 @@ func (t *torture) fault(what string) {
 		t.counts.Cuts, what, t.hist, t.hist[t.acked], t.acked, names))
 }
 
-// stacks returns every goroutine's stack and, for each thread of the
-// process, from proc(5): its state, nice value and scheduling policy
-// (/proc/pid/task/tid/stat, fields 3, 19 and 41), its CPU time and
-// run-queue wait in nanoseconds (schedstat), its kernel wait channel
-// (wchan) and, unless it idles in the Go runtime's futex or epoll waits or
-// in go-fuse's read of /dev/fuse, its kernel stack (stack, readable by root
-// only).
-func stacks() string {
-	var b strings.Builder
-	buf := make([]byte, 4<<20)
-	b.Write(buf[:runtime.Stack(buf, true)])
-	tasks, err := os.ReadDir("/proc/self/task")
-	if err != nil {
-		return b.String()
-	}
-	b.WriteString("\nthreads (tid: state nice policy; cpu ns, wait ns, slices; wchan):\n")
-	for _, e := range tasks {
-		dir := "/proc/self/task/" + e.Name()
-		read := func(name string) string {
-			data, _ := os.ReadFile(dir + "/" + name)
-			return strings.TrimSpace(string(data))
-		}
-		state, nice, policy := "?", "?", "?"
-		if st := read("stat"); st != "" {
-			// The fields after the command's closing parenthesis, which
-			// may itself hold spaces: field 3 is the first of them.
-			if j := strings.LastIndexByte(st, ')'); j >= 0 {
-				f := strings.Fields(st[j+1:])
-				if len(f) > 38 {
-					state, nice, policy = f[0], f[16], f[38]
-				}
-			}
-		}
-		w := read("wchan")
-		fmt.Fprintf(&b, "%s: %s %s %s; %s; %s\n", e.Name(), state, nice, policy, read("schedstat"), w)
-		if strings.HasPrefix(w, "futex") || strings.Contains(w, "epoll") || w == "fuse_dev_do_read" {
-			continue
-		}
-		if st := read("stack"); st != "" {
-			b.WriteString(st + "\n")
-		}
-	}
-	return b.String()
+// stacks returns what the hang report shows of both processes: every
+// goroutine's stack and every thread's state (fusemount.Stacks), in this
+// process and in the helper serving fsys.
+func stacks(fsys *FS) string {
+	return "test process:\n" + fusemount.Stacks() +
+		fmt.Sprintf("\nhelper process (pid %d), serving the mount:\n", fsys.proc.Pid()) + fsys.proc.Stacks()
 }

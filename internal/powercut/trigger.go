@@ -2,10 +2,7 @@
 
 package powercut
 
-import (
-	"fmt"
-	"syscall"
-)
+import "fmt"
 
 // Op is a counted operation: one that changes the disk's state or makes
 // it durable. Reads, lookups, opens and closes are not counted: a cut just
@@ -44,107 +41,59 @@ type Trigger struct {
 	Before bool // cut before that operation rather than after it
 }
 
-// armed is a trigger counting down.
-type armed struct {
-	t    Trigger
-	left int
-	done chan struct{} // closed by the cut
-}
-
 // Arm arms t, replacing a trigger armed before, and returns a channel
 // closed when the cut it triggers has happened. A cut by [FS.Cut] also
-// closes it.
+// closes it, before Cut returns; a cut by an operation closes it soon
+// after that operation returns (the helper tells this process then). If
+// the helper exits, the channel is closed too: every operation fails
+// then, and [FS.PowerOn] says why.
 func (f *FS) Arm(t Trigger) <-chan struct{} {
-	a := &armed{t: t, left: max(t.N, 1), done: make(chan struct{})}
+	id, done := f.lastID.Add(1), make(chan struct{})
 	f.mu.Lock()
-	f.trigger = a
+	if f.gone {
+		close(done)
+	} else {
+		f.armed[id] = done // before the helper can cut
+	}
 	f.mu.Unlock()
-	return a.done
+	var r armResult
+	if f.call("arm", armArgs{ID: id, Trigger: t}, &r) == nil && r.Replaced != 0 {
+		f.mu.Lock()
+		delete(f.armed, r.Replaced) // it will never fire
+		f.mu.Unlock()
+	}
+	return done
 }
 
 // Cut cuts the power now, between two operations: the backing directory
 // becomes what the disk holds after power returns (see the package
 // documentation), and every operation fails with EIO until
 // [FS.PowerOn]. A second Cut before PowerOn does nothing.
-func (f *FS) Cut() {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	f.cutLocked()
-}
+func (f *FS) Cut() { f.call("cut", nil, nil) }
 
 // PowerOn brings the filesystem back with what the backing directory
 // holds, all of it durable, as after a reboot. Files and directories
 // opened before the cut stay dead: every operation on them fails with
 // EIO. PowerOn without a cut before it does nothing.
-func (f *FS) PowerOn() error {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	if !f.down {
-		return nil
-	}
-	m, err := load(f.backing, f.m.epoch+1, &f.lastID)
-	if err != nil {
-		return err
-	}
-	f.m, f.down = m, false
-	return nil
-}
+func (f *FS) PowerOn() error { return f.call("poweron", nil, nil) }
 
-// Cuts returns how many cuts have happened.
+// Cuts returns how many cuts have happened: a cut is counted before
+// [FS.Cut], or the operation that triggered it, returns.
 func (f *FS) Cuts() int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.cuts
+	f.ctrMu.RLock()
+	defer f.ctrMu.RUnlock()
+	if f.ctr == nil {
+		return f.final.cuts
+	}
+	return int(f.ctr.cuts().Load())
 }
 
 // Ops returns how many counted operations have happened.
 func (f *FS) Ops() uint64 {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	return f.ops
+	f.ctrMu.RLock()
+	defer f.ctrMu.RUnlock()
+	if f.ctr == nil {
+		return f.final.ops
+	}
+	return f.ctr.ops().Load()
 }
-
-// cutLocked is Cut with f.mu held. The backing directory is rewritten
-// under the lock, so no operation runs between the cut and the disk.
-func (f *FS) cutLocked() {
-	if f.down {
-		return
-	}
-	img := f.m.cut(f.rng, f.opts.Forget)
-	if err := img.write(f.backing); err != nil {
-		panic(fmt.Sprintf("powercut: writing the disk %s after a cut: %v", f.backing, err))
-	}
-	f.down = true
-	f.cuts++
-	if f.trigger != nil {
-		close(f.trigger.done)
-		f.trigger = nil
-	}
-}
-
-// before runs before a counted operation, with f.mu held. It returns EIO
-// when the power is off, or when a Before trigger cuts it now.
-func (f *FS) before(op Op) syscall.Errno {
-	if f.down {
-		return syscall.EIO
-	}
-	if a := f.trigger; a != nil && a.t.Before && a.counts(op) && a.left == 1 {
-		f.cutLocked()
-		return syscall.EIO
-	}
-	return 0
-}
-
-// after runs after a counted operation succeeded, with f.mu held: it
-// counts it and cuts if an after trigger says so. The operation still
-// returns its result: it happened before the power went.
-func (f *FS) after(op Op) {
-	f.ops++
-	if a := f.trigger; a != nil && a.counts(op) {
-		if a.left--; a.left == 0 {
-			f.cutLocked()
-		}
-	}
-}
-
-func (a *armed) counts(op Op) bool { return a.t.Op == 0 || a.t.Op == op }
