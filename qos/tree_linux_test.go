@@ -153,3 +153,42 @@ func mustAutogroup(t *testing.T, pid int) string {
 	require.NoError(t, err)
 	return name
 }
+
+// TestHolderKilled: SIGKILL of the holder (a user's kill -9, the OOM
+// killer's choice) must not free the tree it held: the keeper, a
+// subreaper too, gets the orphans and kills them. Every process of a tree
+// with a background job, a child in its own process group and a
+// double-forked setsid daemon is gone within a second, and cmd.Wait
+// returns.
+func TestHolderKilled(t *testing.T) {
+	g := Group{}
+	agent := helperCmd("TestHolderKilled", "tree-agent")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	_, err = agent.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, ModeUtility))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pids, err := parseTreePids(line)
+	require.NoError(t, err, "agent said %q", line)
+	fds := runningTree(t, pids.all())
+	holder, _, ok := heldBy(agent.Process.Pid)
+	require.True(t, ok, "the agent is held")
+
+	require.NoError(t, unix.Kill(holder, unix.SIGKILL))
+	killed := time.Now()
+	requireGone(t, fds, pids.all(), killed.Add(time.Second), "a second after the holder was SIGKILLed")
+	waited := make(chan error, 1)
+	go func() { waited <- agent.Wait() }()
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal(), "the keeper ends as the holder did: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("cmd.Wait did not return 5 s after the holder was SIGKILLed")
+	}
+	t.Logf("tree %v gone %v after the holder was killed", pids, time.Since(killed))
+}
