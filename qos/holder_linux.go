@@ -178,7 +178,7 @@ func (h *holder) killAll() {
 	if h.cgroup != "" {
 		_ = writeFile(filepath.Join(h.cgroup, "cgroup.kill"), "1")
 	}
-	_, _ = killTree(os.Getpid(), func() { h.reap() })
+	_, _, _ = killTree(os.Getpid(), func() { h.reap() })
 	for i := 0; i < 100 && h.agent != 0 && !h.reap(); i++ {
 		pause(10) // the last zombies: a second at most
 	}

@@ -192,3 +192,100 @@ func TestHolderKilled(t *testing.T) {
 	}
 	t.Logf("tree %v gone %v after the holder was killed", pids, time.Since(killed))
 }
+
+// refuse makes pidfdSignal refuse pid as the kernel refuses a process of
+// another user's (EPERM), until the test ends. A test cannot make a
+// process unkillable for root, so the refusal is the kernel's word faked,
+// and everything else is real.
+func refuse(t *testing.T, pid int) {
+	t.Helper()
+	real := pidfdSignal
+	pidfdSignal = func(fd int, p proc, sig unix.Signal) error {
+		if p.pid == pid {
+			return unix.EPERM
+		}
+		return real(fd, p, sig)
+	}
+	t.Cleanup(func() { pidfdSignal = real })
+}
+
+// TestKillTreeRefused: killTree ends when a process of the tree refuses
+// SIGKILL, reports it as refused and kills the rest.
+func TestKillTreeRefused(t *testing.T) {
+	sh := exec.Command("/bin/sh", "-c", "sleep 1000 & echo $!; sleep 1000 & echo $!; wait")
+	out, err := sh.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, sh.Start())
+	t.Cleanup(func() { _ = sh.Process.Kill(); _ = sh.Wait() })
+	r := bufio.NewReader(out)
+	var sleeps [2]int
+	for i := range sleeps {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		_, err = fmt.Sscan(line, &sleeps[i])
+		require.NoError(t, err, "sh said %q", line)
+	}
+	fds := runningTree(t, sleeps[:])
+	refuse(t, sleeps[0])
+
+	type result struct{ killed, refused []proc }
+	done := make(chan result, 1)
+	go func() {
+		killed, refused, err := killTree(sh.Process.Pid, nil)
+		assert.NoError(t, err)
+		done <- result{killed, refused}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("killTree still runs 10 s after a process refused SIGKILL (%s)", describe(sleeps[0]))
+	}
+	require.Len(t, res.refused, 1, "refused: %v", res.refused)
+	assert.Equal(t, sleeps[0], res.refused[0].pid, "the refused process is reported")
+	var killed []int
+	for _, p := range res.killed {
+		killed = append(killed, p.pid)
+	}
+	assert.Equal(t, []int{sleeps[1]}, killed, "the other is killed")
+	assert.True(t, exitsWithin(t, fds[1], time.Second), "the other sleep is gone (%s)", describe(sleeps[1]))
+}
+
+// TestGroupStopRefused: a process of the tree that ignores SIGTERM and
+// refuses SIGKILL (EPERM) is named as such, not as killed; Stop returns
+// at once rather than at its context's end, and lets the tree go, so the
+// helpers exit and cmd.Wait returns.
+func TestGroupStopRefused(t *testing.T) {
+	g := Group{KillAfter: 200 * time.Millisecond}
+	agent := helperCmd("TestGroupStopRefused", "tree-agent")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	_, err = agent.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, ModeUtility))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pids, err := parseTreePids(line)
+	require.NoError(t, err, "agent said %q", line)
+	runningTree(t, pids.all())
+	refuse(t, pids.Stubborn)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = g.Stop(ctx)
+	require.ErrorIs(t, err, ErrNotPermitted, "the stubborn child refused SIGKILL")
+	assert.NotErrorIs(t, err, context.DeadlineExceeded, "Stop does not wait for it")
+	assert.Contains(t, err.Error(), fmt.Sprintf("could not be killed (EPERM: another user's, as after sudo) and still run: pid %d (sleep)", pids.Stubborn))
+	assert.NotErrorIs(t, err, ErrKilled, "nothing else had to be killed: %v", err)
+	assert.NoError(t, ctx.Err(), "Stop returned before its context ended")
+
+	waited := make(chan error, 1)
+	go func() { waited <- agent.Wait() }()
+	select {
+	case err := <-waited:
+		t.Logf("cmd.Wait: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("cmd.Wait did not return 10 s after Stop let the tree go")
+	}
+}
