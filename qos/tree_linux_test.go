@@ -289,3 +289,30 @@ func TestGroupStopRefused(t *testing.T) {
 		t.Fatal("cmd.Wait did not return 10 s after Stop let the tree go")
 	}
 }
+
+// TestInspectAfterAgentExit: once the command itself has exited while a
+// process it started runs on, Inspect of its keeper reports that tree.
+func TestInspectAfterAgentExit(t *testing.T) {
+	var g Group
+	agent := exec.Command("/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 & echo $!")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, ModeUtility))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	_, sh, ok := heldBy(agent.Process.Pid)
+	require.True(t, ok, "the agent is held")
+	shFd := runningTree(t, []int{sh})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	var sleep int
+	_, err = fmt.Sscan(line, &sleep)
+	require.NoError(t, err, "sh said %q", line)
+	runningTree(t, []int{sleep})
+	require.True(t, exitsWithin(t, shFd[0], 10*time.Second), "the agent's shell exits (%s)", describe(sh))
+
+	a, err := Inspect(agent.Process.Pid)
+	require.NoError(t, err, "Inspect of the keeper after the agent exited")
+	assert.Equal(t, 1, a.Processes, "the sleep the agent left runs on: %s", a)
+	assert.Equal(t, "SCHED_OTHER", a.Policy, "read from the sleep: %s", a)
+	assert.Equal(t, settingFor(Agent, ModeUtility).nice, a.Nice, "the sleep runs at the tier: %s", a)
+}
