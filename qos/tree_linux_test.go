@@ -309,6 +309,8 @@ func TestInspectAfterAgentExit(t *testing.T) {
 	require.NoError(t, err, "sh said %q", line)
 	runningTree(t, []int{sleep})
 	require.True(t, exitsWithin(t, shFd[0], 10*time.Second), "the agent's shell exits (%s)", describe(sh))
+	require.Eventually(t, func() bool { _, ok := readProc(sh); return !ok }, 10*time.Second, 5*time.Millisecond,
+		"the holder reaps the agent's shell")
 
 	a, err := Inspect(agent.Process.Pid)
 	require.NoError(t, err, "Inspect of the keeper after the agent exited")
