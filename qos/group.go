@@ -41,11 +41,16 @@ const DefaultKillAfter = time.Second
 // an app whose main calls [Main] first, each command's whole tree is held:
 // what it starts stays reachable in any process group or session, through
 // double forks and daemons, and dies within a second of the app (see the
-// package documentation, "Agents and the app"). Without Main, and on macOS
-// and other Unix systems, Stop reaches the command's process group and the
-// descendants it can still find, and on Linux a parent-death signal
-// (SIGKILL) ends the command itself with the app. On Windows each command
-// runs in a job object that ends its tree with the app or at Stop.
+// package documentation, "Agents and the app"); a command with a Chroot,
+// a Credential or CLONE_NEWPID in its SysProcAttr is not held, as without
+// Main. Without Main, Stop on Linux reaches the command's process group
+// and the descendants it can still find, and a parent-death signal
+// (SIGKILL) ends the command itself with the app. On macOS and other Unix
+// systems Stop signals the command's process group only (what left it is
+// not reached), and it sees the command exit only once the caller's
+// cmd.Wait has reaped it (kill(2) with signal 0 succeeds on a zombie). On
+// Windows each command runs in a job object that ends its tree with the
+// app or at Stop.
 //
 // The zero Group is ready to use; its methods are safe for concurrent use.
 // A Group must not be copied after first use.

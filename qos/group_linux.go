@@ -35,16 +35,33 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 	caller := cmd.SysProcAttr
 	defer func() { cmd.SysProcAttr = caller }()
 	withGroup(cmd)
-	if a := cmd.SysProcAttr; hooked.Load() && a.Chroot == "" {
+	if hooked.Load() && heldable(cmd.SysProcAttr) {
 		return g.startHeld(cmd, t, m)
 	}
-	warnNotHeld(g.Options)
+	if !hooked.Load() {
+		warnNotHeld(g.Options)
+	}
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
 	if err := g.Options.Start(cmd, t, m); err != nil {
 		return nil, err
 	}
 	return &member{cmd: cmd, exit: watchExit(cmd.Process), group: group, life: -1}, nil
+}
+
+// heldable reports whether a command with attr can run below the keeper
+// and the holder, which are forked with attr themselves and re-execute this
+// binary: not in a chroot (where /proc/self/exe may not resolve), not as
+// another user (Credential: the helpers would run as that user, who may
+// not read this binary or be the app's to signal), and not as the first
+// process of a new PID namespace (Cloneflags or Unshareflags
+// CLONE_NEWPID: the helpers would see their own pids as the namespace
+// numbers them, not as the app does). Such commands start as without
+// Main: their process group is reached, their parent-death signal ends the
+// command itself with the app, but what leaves the group is not held.
+func heldable(attr *syscall.SysProcAttr) bool {
+	return attr.Chroot == "" && attr.Credential == nil &&
+		attr.Cloneflags&unix.CLONE_NEWPID == 0 && attr.Unshareflags&unix.CLONE_NEWPID == 0
 }
 
 var warnOnce sync.Once

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -317,4 +318,42 @@ func TestInspectAfterAgentExit(t *testing.T) {
 	assert.Equal(t, 1, a.Processes, "the sleep the agent left runs on: %s", a)
 	assert.Equal(t, "SCHED_OTHER", a.Policy, "read from the sleep: %s", a)
 	assert.Equal(t, settingFor(Agent, ModeUtility).nice, a.Nice, "the sleep runs at the tier: %s", a)
+}
+
+// TestGroupStartNotHeld: a command in a new PID namespace, or as another
+// user, starts directly (its cmd.Process is the command, not a keeper),
+// since the helpers would misreport its pid or run as that user.
+func TestGroupStartNotHeld(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a new PID namespace and another user's credentials need root (CAP_SYS_ADMIN, CAP_SETUID); CI's root pass runs this")
+	}
+	for name, attr := range map[string]*syscall.SysProcAttr{
+		"CLONE_NEWPID": {Cloneflags: unix.CLONE_NEWPID},
+		"Unshareflags": {Unshareflags: unix.CLONE_NEWPID},
+		"Credential":   {Credential: &syscall.Credential{Uid: 65534, Gid: 65534}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var g Group
+			cmd := exec.Command("/bin/sh", "-c", "echo $$; exec sleep 1000")
+			cmd.SysProcAttr = attr
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err)
+			_, _, held := heldBy(cmd.Process.Pid)
+			assert.False(t, held, "not held")
+			p, ok := readProc(cmd.Process.Pid)
+			require.True(t, ok)
+			assert.NotEqual(t, "qos-keeper", p.comm, "cmd.Process is the command itself (said %q)", line)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := g.Stop(ctx); err != nil {
+				// A namespace's init ignores SIGTERM without a handler
+				// (pid_namespaces(7)).
+				require.ErrorIs(t, err, ErrKilled)
+			}
+		})
+	}
 }
