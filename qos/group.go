@@ -19,6 +19,14 @@ var ErrGroupStopped = errors.New("qos: the group is stopped")
 // names: they did not exit within [Group.KillAfter] of SIGTERM.
 var ErrKilled = errors.New("qos: stop: killed after SIGTERM")
 
+// ErrNotPermitted is wrapped by the error of a [Group.Stop] that found,
+// in a command's tree, processes it may not signal (EPERM, kill(2)): one
+// that changed its real and saved user ids, as sudo does, is no longer the
+// app's user's. The error names them. Stop does not wait for them; on
+// Linux with [Main] the Group lets go of such a tree (its helpers exit, so
+// cmd.Wait returns) and they run on.
+var ErrNotPermitted = errors.New("qos: stop: not permitted to kill")
+
 // DefaultKillAfter is how long [Group.Stop] waits after SIGTERM before it
 // sends SIGKILL, for a zero [Group.KillAfter].
 const DefaultKillAfter = time.Second
@@ -33,11 +41,16 @@ const DefaultKillAfter = time.Second
 // an app whose main calls [Main] first, each command's whole tree is held:
 // what it starts stays reachable in any process group or session, through
 // double forks and daemons, and dies within a second of the app (see the
-// package documentation, "Agents and the app"). Without Main, and on macOS
-// and other Unix systems, Stop reaches the command's process group and the
-// descendants it can still find, and on Linux a parent-death signal
-// (SIGKILL) ends the command itself with the app. On Windows each command
-// runs in a job object that ends its tree with the app or at Stop.
+// package documentation, "Agents and the app"); a command with a Chroot,
+// a Credential or CLONE_NEWPID in its SysProcAttr is not held, as without
+// Main. Without Main, Stop on Linux reaches the command's process group
+// and the descendants it can still find, and a parent-death signal
+// (SIGKILL) ends the command itself with the app. On macOS and other Unix
+// systems Stop signals the command's process group only (what left it is
+// not reached), and it sees the command exit only once the caller's
+// cmd.Wait has reaped it (kill(2) with signal 0 succeeds on a zombie). On
+// Windows each command runs in a job object that ends its tree with the
+// app or at Stop.
 //
 // The zero Group is ready to use; its methods are safe for concurrent use.
 // A Group must not be copied after first use.
@@ -134,8 +147,8 @@ func (g *Group) Stop(ctx context.Context) error {
 	}
 	kill := g.killTimer(ctx)
 	defer kill.Stop()
-	if waitDone(ctx, ms, kill.C, nil) {
-		return g.pruned(nil, nil)
+	if waitDone(ctx, ms, kill.C, nil, (*member).done) {
+		return g.pruned(nil, nil, nil)
 	}
 	var killed []string
 	killAll := func() {
@@ -146,10 +159,18 @@ func (g *Group) Stop(ctx context.Context) error {
 		}
 	}
 	killAll()
-	if waitDone(ctx, ms, nil, killAll) {
-		return g.pruned(killed, nil)
+	settled := waitDone(ctx, ms, nil, killAll, func(m *member) bool { return m.done() || m.stuck() != nil })
+	var refused []string
+	for _, m := range ms {
+		if r := m.stuck(); r != nil {
+			refused = append(refused, r...)
+			m.release()
+		}
 	}
-	return g.pruned(killed, ctx.Err())
+	if settled {
+		return g.pruned(killed, refused, nil)
+	}
+	return g.pruned(killed, refused, ctx.Err())
 }
 
 // killTimer returns the timer for the SIGKILL: KillAfter from now, or
@@ -165,10 +186,11 @@ func (g *Group) killTimer(ctx context.Context) *time.Timer {
 	return time.NewTimer(d)
 }
 
-// pruned drops the members that are done and returns Stop's error: nil, an
-// ErrKilled naming killed, or, if err is not nil and commands still run,
-// an error naming them that wraps err.
-func (g *Group) pruned(killed []string, err error) error {
+// pruned drops the members that are done and returns Stop's error: nil,
+// an error naming killed (ErrKilled) and refused (ErrNotPermitted), or, if
+// err is not nil and commands still run, an error naming them that wraps
+// err.
+func (g *Group) pruned(killed, refused []string, err error) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.members = prune(g.members)
@@ -179,28 +201,39 @@ func (g *Group) pruned(killed []string, err error) error {
 		}
 		return fmt.Errorf("qos: stop: %d commands still running after SIGKILL (pids %v): %w", len(pids), pids, err)
 	}
-	if len(killed) > 0 {
+	if len(killed) > 0 || len(refused) > 0 {
 		d := g.KillAfter
 		if d <= 0 {
 			d = DefaultKillAfter
 		}
-		return &killedError{after: d, killed: killed}
+		return &killedError{after: d, killed: killed, refused: refused}
 	}
 	return nil
 }
 
 // killedError is Stop's error when it had to send SIGKILL.
 type killedError struct {
-	after  time.Duration
-	killed []string // "pid 12 (sleep)"
+	after   time.Duration
+	killed  []string // "pid 12 (sleep)"
+	refused []string // those it may not signal
 }
 
 func (e *killedError) Error() string {
-	return fmt.Sprintf("qos: stop: %d processes still ran %v after SIGTERM and were killed: %s",
-		len(e.killed), e.after, strings.Join(e.killed, ", "))
+	var parts []string
+	if len(e.killed) > 0 {
+		parts = append(parts, fmt.Sprintf("%d processes still ran %v after SIGTERM and were killed: %s",
+			len(e.killed), e.after, strings.Join(e.killed, ", ")))
+	}
+	if len(e.refused) > 0 {
+		parts = append(parts, fmt.Sprintf("%d processes could not be killed (EPERM: another user's, as after sudo) and still run: %s",
+			len(e.refused), strings.Join(e.refused, ", ")))
+	}
+	return "qos: stop: " + strings.Join(parts, "; ")
 }
 
-func (e *killedError) Is(target error) bool { return target == ErrKilled }
+func (e *killedError) Is(target error) bool {
+	return target == ErrKilled && len(e.killed) > 0 || target == ErrNotPermitted && len(e.refused) > 0
+}
 
 // prune returns ms without the members that are done, which it closes.
 func prune(ms []*member) []*member {
@@ -219,15 +252,15 @@ func prune(ms []*member) []*member {
 // exitPoll is how often Stop looks whether the trees have exited.
 const exitPoll = 10 * time.Millisecond
 
-// waitDone reports whether every member is done before ctx ended or until
-// fired (nil: never). each, if not nil, runs at every look.
-func waitDone(ctx context.Context, ms []*member, until <-chan time.Time, each func()) bool {
+// waitDone reports whether every member is settled before ctx ended or
+// until fired (nil: never). each, if not nil, runs at every look.
+func waitDone(ctx context.Context, ms []*member, until <-chan time.Time, each func(), settled func(*member) bool) bool {
 	tick := time.NewTicker(exitPoll)
 	defer tick.Stop()
 	for {
 		all := true
 		for _, m := range ms {
-			all = all && m.done()
+			all = all && settled(m)
 		}
 		if all {
 			return true

@@ -26,24 +26,42 @@ type member struct {
 	cgroup string // the command's own cgroup, or ""
 	// Not held: what Stop has seen of the tree, to reach it after the
 	// command exited (its orphans go to init or a subreaper above the app).
-	seen   map[int]proc
-	killed map[int]uint64 // sent SIGKILL, by pid: start time
+	seen    map[int]proc
+	killed  map[int]uint64 // sent SIGKILL, by pid: start time
+	refused map[int]proc   // refused SIGKILL (EPERM), by pid
 }
 
 func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 	caller := cmd.SysProcAttr
 	defer func() { cmd.SysProcAttr = caller }()
 	withGroup(cmd)
-	if a := cmd.SysProcAttr; hooked.Load() && a.Chroot == "" {
+	if hooked.Load() && heldable(cmd.SysProcAttr) {
 		return g.startHeld(cmd, t, m)
 	}
-	warnNotHeld(g.Options)
+	if !hooked.Load() {
+		warnNotHeld(g.Options)
+	}
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
 	if err := g.Options.Start(cmd, t, m); err != nil {
 		return nil, err
 	}
 	return &member{cmd: cmd, exit: watchExit(cmd.Process), group: group, life: -1}, nil
+}
+
+// heldable reports whether a command with attr can run below the keeper
+// and the holder, which are forked with attr themselves and re-execute this
+// binary: not in a chroot (where /proc/self/exe may not resolve), not as
+// another user (Credential: the helpers would run as that user, who may
+// not read this binary or be the app's to signal), and not as the first
+// process of a new PID namespace (Cloneflags or Unshareflags
+// CLONE_NEWPID: the helpers would see their own pids as the namespace
+// numbers them, not as the app does). Such commands start as without
+// Main: their process group is reached, their parent-death signal ends the
+// command itself with the app, but what leaves the group is not held.
+func heldable(attr *syscall.SysProcAttr) bool {
+	return attr.Chroot == "" && attr.Credential == nil &&
+		attr.Cloneflags&unix.CLONE_NEWPID == 0 && attr.Unshareflags&unix.CLONE_NEWPID == 0
 }
 
 var warnOnce sync.Once
@@ -156,21 +174,26 @@ func (m *member) tree() (tree, procs []proc) {
 func (m *member) terminate() {
 	if !m.done() {
 		tree, procs := m.tree()
-		signalTree(tree, procs, unix.SIGTERM)
+		_, _ = signalTree(tree, procs, unix.SIGTERM)
 	}
 }
 
 // kill sends SIGKILL to every process of the tree, through the command's
-// cgroup if it has one, else one by one, and returns those it had not sent
-// one to yet, as read just before.
+// cgroup if it has one (cgroup.kill signals with the kernel's authority, so
+// nothing refuses it), else one by one, and returns those it had not sent
+// one to yet, as read just before. Those that refuse it (EPERM) are kept
+// for stuck.
 func (m *member) kill() []string {
 	if m.killed == nil {
-		m.killed = map[int]uint64{}
+		m.killed, m.refused = map[int]uint64{}, map[int]proc{}
 	}
 	tree, procs := m.tree()
-	sent := tree // cgroup.kill reaches all of them, and what they fork meanwhile
+	sent, refused := tree, []proc(nil) // cgroup.kill reaches all of them, and what they fork meanwhile
 	if m.cgroup == "" || writeFile(filepath.Join(m.cgroup, "cgroup.kill"), "1") != nil {
-		sent = signalTree(tree, procs, unix.SIGKILL)
+		sent, refused = signalTree(tree, procs, unix.SIGKILL)
+	}
+	for _, p := range refused {
+		m.refused[p.pid] = p
 	}
 	var named []string
 	for _, p := range sent {
@@ -180,6 +203,34 @@ func (m *member) kill() []string {
 		}
 	}
 	return named
+}
+
+// stuck returns, once every process left of the tree is one that refused
+// SIGKILL, those processes: Stop cannot end them and does not wait for
+// them. It returns nil while others run, or when none refused.
+func (m *member) stuck() []string {
+	if len(m.refused) == 0 || m.done() {
+		return nil
+	}
+	tree, _ := m.tree()
+	var named []string
+	for _, p := range tree {
+		if r, ok := m.refused[p.pid]; !ok || r.start != p.start {
+			return nil
+		}
+		named = append(named, p.String())
+	}
+	return named
+}
+
+// release lets go of a held tree that Stop cannot end: the holder, reading
+// EOF, kills what it can and exits, and so does the keeper, so that
+// cmd.Wait returns; what refused SIGKILL runs on, reparented to init.
+func (m *member) release() {
+	if m.life >= 0 {
+		_ = unix.Close(m.life)
+		m.life = -1
+	}
 }
 
 // exitWatch tells whether a started command has exited, zombie or reaped,

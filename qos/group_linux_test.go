@@ -136,7 +136,7 @@ func TestGroupStopError(t *testing.T) {
 	cmd := exec.Command("/bin/sleep", "60")
 	require.NoError(t, g.Start(cmd, Agent, ModeOff))
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	err := g.pruned(nil, context.DeadlineExceeded)
+	err := g.pruned(nil, nil, context.DeadlineExceeded)
 	require.Error(t, err)
 	assert.ErrorIs(t, err, context.DeadlineExceeded)
 	want := fmt.Sprintf("qos: stop: 1 commands still running after SIGKILL (pids [%d]): context deadline exceeded", cmd.Process.Pid)

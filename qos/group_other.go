@@ -30,3 +30,9 @@ func (m *member) terminate() {
 }
 
 func (m *member) kill() []string { m.terminate(); return nil }
+
+// stuck returns the processes left that refused SIGKILL: none here, where
+// Stop does not read the tree's processes.
+func (m *member) stuck() []string { return nil }
+
+func (m *member) release() {}

@@ -61,3 +61,9 @@ func signalCommand(cmd *exec.Cmd, group bool, sig syscall.Signal) {
 	}
 	_ = cmd.Process.Signal(sig)
 }
+
+// stuck returns the processes left that refused SIGKILL: none here, where
+// Stop does not read the tree's processes.
+func (m *member) stuck() []string { return nil }
+
+func (m *member) release() {}

@@ -170,13 +170,17 @@ func forget(m *member) {
 // Group started in this process, or, read from /proc, a process named
 // qos-keeper whose child is named qos-holder (another process's Group),
 // whose command is the holder's oldest child (what it adopted started
-// later).
+// later). Once the command itself has exited while its tree runs on, agent
+// is the oldest live process of that tree, which stands for it.
 func heldBy(pid int) (holder, agent int, ok bool) {
 	held.mu.Lock()
 	m := held.by[pid]
 	held.mu.Unlock()
 	if m != nil && !m.exit.exited() {
-		return m.holder.pid, m.agent, true
+		if p, ok := readProc(m.agent); ok && p.live() && p.ppid == m.holder.pid {
+			return m.holder.pid, m.agent, true
+		}
+		return oldestBelow(m.holder.pid)
 	}
 	k, ok := readProc(pid)
 	if !ok || k.comm != "qos-keeper" {
@@ -186,16 +190,30 @@ func heldBy(pid int) (holder, agent int, ok bool) {
 	if err != nil {
 		return 0, 0, false
 	}
-	var h, a proc
+	var h proc
 	for _, p := range procs {
 		if p.ppid == pid && p.comm == "qos-holder" {
 			h = p
 		}
 	}
-	for _, p := range procs {
-		if h.pid != 0 && p.ppid == h.pid && (a.pid == 0 || p.start < a.start) {
+	if h.pid == 0 {
+		return 0, 0, false
+	}
+	return oldestBelow(h.pid)
+}
+
+// oldestBelow returns holder and the oldest live process of the tree below
+// it: the command while it runs, else what it left.
+func oldestBelow(holder int) (int, int, bool) {
+	tree, err := treeOf(holder)
+	if err != nil {
+		return 0, 0, false
+	}
+	var a proc
+	for _, p := range tree {
+		if a.pid == 0 || p.start < a.start || p.start == a.start && p.ppid == holder {
 			a = p
 		}
 	}
-	return h.pid, a.pid, a.pid != 0
+	return holder, a.pid, a.pid != 0
 }

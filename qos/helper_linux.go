@@ -18,7 +18,7 @@ import (
 
 // helperEnvVar carries a helper's role and descriptor numbers from the app
 // to the keeper ("keeper:<socket fd>") and from the keeper to the holder
-// ("holder:<socket fd>:<keeper pipe fd>"). The command's own environment
+// ("holder:<socket fd>:<keeper pipe fd>:<cgroup pipe fd>"). The command's own environment
 // travels in the spec, so this never reaches it.
 const helperEnvVar = "OFFMAIN_QOS_HELPER"
 
@@ -54,8 +54,8 @@ func helperMain(v string) int {
 	switch {
 	case role == "keeper" && len(fds) == 1:
 		return runKeeper(fds[0])
-	case role == "holder" && len(fds) == 2:
-		return runHolder(fds[0], fds[1])
+	case role == "holder" && len(fds) == 3:
+		return runHolder(fds[0], fds[1], fds[2])
 	}
 	fmt.Fprintf(os.Stderr, "qos: %s=%q names no helper\n", helperEnvVar, v)
 	return 2

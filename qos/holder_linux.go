@@ -36,12 +36,15 @@ type holder struct {
 }
 
 // runHolder is the holder's main. sock is the socket shared with the app,
-// kfd the read end of the keeper's pipe; fds 3 to 3+Extra-1 are the
-// command's ExtraFiles.
-func runHolder(sock, kfd int) int {
+// kfd the read end of the keeper's pipe, cfd the write end of the pipe on
+// which it names the command's cgroup to the keeper (which kills and removes
+// it if the holder dies first); fds 3 to 3+Extra-1 are the command's
+// ExtraFiles.
+func runHolder(sock, kfd, cfd int) int {
 	setName("qos-holder")
 	unix.CloseOnExec(sock)
 	unix.CloseOnExec(kfd)
+	unix.CloseOnExec(cfd)
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	var spec helperSpec
@@ -50,6 +53,10 @@ func runHolder(sock, kfd int) int {
 	}
 	h := &holder{}
 	st := h.start(spec)
+	if h.cgroup != "" {
+		_, _ = unix.Write(cfd, []byte(h.cgroup+"\n"))
+	}
+	_ = unix.Close(cfd)
 	if err := sendJSON(sock, st); err != nil || st.Err != "" {
 		h.killAll()
 		return 127
@@ -171,7 +178,7 @@ func (h *holder) killAll() {
 	if h.cgroup != "" {
 		_ = writeFile(filepath.Join(h.cgroup, "cgroup.kill"), "1")
 	}
-	_, _ = killTree(os.Getpid(), func() { h.reap() })
+	_, _, _ = killTree(os.Getpid(), func() { h.reap() })
 	for i := 0; i < 100 && h.agent != 0 && !h.reap(); i++ {
 		pause(10) // the last zombies: a second at most
 	}

@@ -3,10 +3,14 @@
 package qos
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
+	"strings"
 	"syscall"
 	"unsafe"
 
@@ -21,6 +25,13 @@ import (
 // does, which exits as the command does. Killing it (exec.CommandContext's
 // cancel, WaitDelay, Kill) ends the tree: the holder reads EOF on a pipe
 // only the keeper held and kills what it holds.
+//
+// The keeper is a child subreaper too, so that the holder's own death does
+// not free the tree: if the holder is SIGKILLed (by a user, by the OOM
+// killer), its children, the command and what the command's tree
+// reparented to it, are reparented to the keeper (kernel/exit.c,
+// find_new_reaper: the nearest living subreaper ancestor), which kills
+// them all, and the command's cgroup if it has one, before it exits.
 
 // forwarded are the signals the keeper and the holder relay: every one a
 // program may catch, but SIGCHLD (the helpers' own children), SIGURG (the
@@ -40,18 +51,25 @@ func runKeeper(sock int) int {
 	setName("qos-keeper")
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...)
+	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
+		return keeperFailed(sock, os.NewSyscallError("prctl(PR_SET_CHILD_SUBREAPER)", err))
+	}
 	r, w, err := os.Pipe() // the holder's view of this process: EOF once it is gone
+	if err != nil {
+		return keeperFailed(sock, err)
+	}
+	cr, cw, err := os.Pipe() // the holder names the command's cgroup on it
 	if err != nil {
 		return keeperFailed(sock, err)
 	}
 	h := exec.Command(selfExe)
 	h.Args = []string{"qos-holder"}
-	h.Env = append(os.Environ(), fmt.Sprintf("%s=holder:%d:%d", helperEnvVar, sock, sock+1))
+	h.Env = append(os.Environ(), fmt.Sprintf("%s=holder:%d:%d:%d", helperEnvVar, sock, sock+1, sock+2))
 	h.Stdin, h.Stdout, h.Stderr = os.Stdin, os.Stdout, os.Stderr
 	for fd := 3; fd <= sock; fd++ {
 		h.ExtraFiles = append(h.ExtraFiles, inherited(fd))
 	}
-	h.ExtraFiles = append(h.ExtraFiles, r)
+	h.ExtraFiles = append(h.ExtraFiles, r, cw)
 	if err := h.Start(); err != nil {
 		return keeperFailed(sock, err)
 	}
@@ -61,6 +79,8 @@ func runKeeper(sock int) int {
 		}
 	}
 	devNull()
+	cgroup := make(chan string, 1)
+	go func() { b, _ := io.ReadAll(cr); _ = cr.Close(); cgroup <- strings.TrimSpace(string(b)) }()
 	done := make(chan error, 1)
 	go func() { done <- h.Wait() }()
 	for {
@@ -69,8 +89,42 @@ func runKeeper(sock int) int {
 			_ = h.Process.Signal(s)
 		case <-done:
 			_ = w.Close()
+			// The holder's pipe end closed with it, so the name is in.
+			orphans(<-cgroup)
 			ws, _ := h.ProcessState.Sys().(syscall.WaitStatus)
 			return exitStatus(ws)
+		}
+	}
+}
+
+// orphans kills what the holder left to the keeper, having died before
+// its tree did (nothing, when it exited as it should: once its tree was
+// gone), and reaps it; dir is the command's cgroup, "" if none, which it
+// kills first (cgroup.kill) and removes.
+func orphans(dir string) {
+	if dir != "" {
+		_ = writeFile(filepath.Join(dir, "cgroup.kill"), "1")
+	}
+	_, _, _ = killTree(os.Getpid(), func() { reapAny() })
+	for i := 0; i < 100 && !reapAny(); i++ {
+		pause(10) // the last zombies: a second at most
+	}
+	if dir != "" {
+		_ = os.Remove(dir)
+	}
+}
+
+// reapAny reaps every child that exited and reports whether none is left.
+func reapAny() bool {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.ECHILD):
+			return true
+		case err != nil || pid <= 0:
+			return false
 		}
 	}
 }

@@ -145,8 +145,13 @@ func liveBelow(procs []proc, root int) []proc {
 // it too (kernel/fork.c, copy_process: a fork and a group's signal are
 // ordered), and to each other process through its pidfd. A group is
 // signalled while its leader, whose pid is its id, is seen running, or
-// while other members hold the id. It returns the processes it signalled.
-func signalTree(tree, procs []proc, sig unix.Signal) []proc {
+// while other members hold the id. It returns the processes it signalled,
+// and those it may not signal (EPERM: a process that changed its real and
+// saved user ids, as sudo does, is no longer its parent's user's to
+// signal; kill(2)). Each process's permission is checked first (signal 0
+// through its pidfd), since kill(2) of a group succeeds if it reached any
+// member; a group with a member that refuses is signalled one by one.
+func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 	in := make(map[int]bool, len(tree))
 	whole := map[int]bool{}
 	for _, p := range tree {
@@ -158,6 +163,13 @@ func signalTree(tree, procs []proc, sig unix.Signal) []proc {
 			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
 		}
 	}
+	denied := map[int]bool{}
+	for _, p := range tree {
+		if errors.Is(signalProc(p, 0), unix.EPERM) {
+			refused = append(refused, p)
+			denied[p.pid], whole[p.pgid] = true, false
+		}
+	}
 	leader := make(map[int]proc, len(tree))
 	for _, p := range tree {
 		if p.pid == p.pgid {
@@ -167,67 +179,103 @@ func signalTree(tree, procs []proc, sig unix.Signal) []proc {
 	sentGroup := map[int]bool{}
 	for pgid, ok := range whole {
 		l, seen := leader[pgid]
-		if ok && (!seen || signalProc(l, 0)) && unix.Kill(-pgid, sig) == nil {
+		if ok && (!seen || signalProc(l, 0) == nil) && unix.Kill(-pgid, sig) == nil {
 			sentGroup[pgid] = true
 		}
 	}
-	var sent []proc
 	for _, p := range tree {
-		if sentGroup[p.pgid] || signalProc(p, sig) {
+		switch {
+		case denied[p.pid]:
+		case sentGroup[p.pgid]:
 			sent = append(sent, p)
+		default:
+			switch err := signalProc(p, sig); {
+			case errors.Is(err, unix.EPERM):
+				refused = append(refused, p)
+			case err == nil:
+				sent = append(sent, p)
+			}
 		}
 	}
-	return sent
+	return sent, refused
 }
+
+// errGone is signalProc's error when the process exited (its pid may even
+// name another process by now).
+var errGone = errors.New("qos: the process is gone")
 
 // signalProc sends sig to p if the process with p's pid is still p (same
 // start time). The pidfd pins the process between that check and the
 // signal, so a pid freed and reused meanwhile is never signalled
-// (pidfd_open(2), pidfd_send_signal(2)). It reports whether p was still
-// there.
-func signalProc(p proc, sig unix.Signal) bool {
+// (pidfd_open(2), pidfd_send_signal(2)). It returns errGone if p is no
+// longer there, and the signal's error if any (EPERM: p is not this
+// process's to signal).
+func signalProc(p proc, sig unix.Signal) error {
 	fd, err := unix.PidfdOpen(p.pid, 0)
 	if err != nil {
-		return false
+		return errGone
 	}
 	defer unix.Close(fd)
 	now, ok := readProc(p.pid)
 	if !ok || now.start != p.start {
-		return false
+		return errGone
 	}
-	err = unix.PidfdSendSignal(fd, sig, nil, 0)
-	return err == nil || !errors.Is(err, unix.ESRCH)
+	if err := pidfdSignal(fd, p, sig); err != nil {
+		if errors.Is(err, unix.ESRCH) {
+			return errGone
+		}
+		return err
+	}
+	return nil
+}
+
+// pidfdSignal sends sig through fd, the pidfd of p. Tests replace it to
+// refuse a process as the kernel would one of another user's.
+var pidfdSignal = func(fd int, _ proc, sig unix.Signal) error {
+	return unix.PidfdSendSignal(fd, sig, nil, 0)
 }
 
 // killTree sends SIGKILL to every process below root until none is left
-// alive, and returns those it sent it to. A process with SIGKILL pending
-// cannot fork any more (kernel/fork.c, copy_process: a fatal signal pending
-// fails the fork), so each round leaves fewer to find; a child made just
-// before shows in the next round. The caller reaps what were its children.
-func killTree(root int, reap func()) ([]proc, error) {
-	var killed []proc
+// alive but those it may not signal (EPERM, see signalTree), and returns
+// those it sent it to and those it may not signal. A process with SIGKILL
+// pending cannot fork any more (kernel/fork.c, copy_process: a fatal
+// signal pending fails the fork), so each round leaves fewer to find; a
+// child made just before shows in the next round. A process that refuses
+// the signal is not waited for (it may run for good); its children are
+// still killed when they can be. The caller reaps what were its children.
+func killTree(root int, reap func()) (killed, refused []proc, err error) {
 	sent := map[int]uint64{}
+	denied := map[int]uint64{}
 	for round := 0; ; round++ {
 		tree, err := treeOf(root)
 		if err != nil {
-			return killed, err
+			return killed, refused, err
 		}
-		fresh := 0
+		fresh, left := 0, 0
 		for _, p := range tree {
+			if denied[p.pid] == p.start {
+				continue // not ours to kill
+			}
+			left++
 			if sent[p.pid] == p.start {
 				continue // dying: SIGKILL is pending
 			}
-			if signalProc(p, unix.SIGKILL) {
+			switch err := signalProc(p, unix.SIGKILL); {
+			case err == nil:
 				sent[p.pid] = p.start
 				killed = append(killed, p)
 				fresh++
+			case errors.Is(err, unix.EPERM):
+				denied[p.pid] = p.start
+				refused = append(refused, p)
+				left--
 			}
 		}
 		if reap != nil {
 			reap()
 		}
-		if len(tree) == 0 {
-			return killed, nil
+		if left == 0 {
+			return killed, refused, nil
 		}
 		if fresh == 0 {
 			pause(round)

@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -152,4 +153,207 @@ func mustAutogroup(t *testing.T, pid int) string {
 	name, _, err := autogroup(pid)
 	require.NoError(t, err)
 	return name
+}
+
+// TestHolderKilled: SIGKILL of the holder (a user's kill -9, the OOM
+// killer's choice) must not free the tree it held: the keeper, a
+// subreaper too, gets the orphans and kills them. Every process of a tree
+// with a background job, a child in its own process group and a
+// double-forked setsid daemon is gone within a second, and cmd.Wait
+// returns.
+func TestHolderKilled(t *testing.T) {
+	g := Group{}
+	agent := helperCmd("TestHolderKilled", "tree-agent")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	_, err = agent.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, ModeUtility))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pids, err := parseTreePids(line)
+	require.NoError(t, err, "agent said %q", line)
+	fds := runningTree(t, pids.all())
+	holder, _, ok := heldBy(agent.Process.Pid)
+	require.True(t, ok, "the agent is held")
+
+	require.NoError(t, unix.Kill(holder, unix.SIGKILL))
+	killed := time.Now()
+	requireGone(t, fds, pids.all(), killed.Add(time.Second), "a second after the holder was SIGKILLed")
+	waited := make(chan error, 1)
+	go func() { waited <- agent.Wait() }()
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, syscall.SIGKILL, ee.Sys().(syscall.WaitStatus).Signal(), "the keeper ends as the holder did: %v", err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("cmd.Wait did not return 5 s after the holder was SIGKILLed")
+	}
+	t.Logf("tree %v gone %v after the holder was killed", pids, time.Since(killed))
+}
+
+// refuse makes pidfdSignal refuse pid as the kernel refuses a process of
+// another user's (EPERM), until the test ends. A test cannot make a
+// process unkillable for root, so the refusal is the kernel's word faked,
+// and everything else is real.
+func refuse(t *testing.T, pid int) {
+	t.Helper()
+	real := pidfdSignal
+	pidfdSignal = func(fd int, p proc, sig unix.Signal) error {
+		if p.pid == pid {
+			return unix.EPERM
+		}
+		return real(fd, p, sig)
+	}
+	t.Cleanup(func() { pidfdSignal = real })
+}
+
+// TestKillTreeRefused: killTree ends when a process of the tree refuses
+// SIGKILL, reports it as refused and kills the rest.
+func TestKillTreeRefused(t *testing.T) {
+	sh := exec.Command("/bin/sh", "-c", "sleep 1000 & echo $!; sleep 1000 & echo $!; wait")
+	out, err := sh.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, sh.Start())
+	t.Cleanup(func() { _ = sh.Process.Kill(); _ = sh.Wait() })
+	r := bufio.NewReader(out)
+	var sleeps [2]int
+	for i := range sleeps {
+		line, err := r.ReadString('\n')
+		require.NoError(t, err)
+		_, err = fmt.Sscan(line, &sleeps[i])
+		require.NoError(t, err, "sh said %q", line)
+	}
+	fds := runningTree(t, sleeps[:])
+	refuse(t, sleeps[0])
+
+	type result struct{ killed, refused []proc }
+	done := make(chan result, 1)
+	go func() {
+		killed, refused, err := killTree(sh.Process.Pid, nil)
+		assert.NoError(t, err)
+		done <- result{killed, refused}
+	}()
+	var res result
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("killTree still runs 10 s after a process refused SIGKILL (%s)", describe(sleeps[0]))
+	}
+	require.Len(t, res.refused, 1, "refused: %v", res.refused)
+	assert.Equal(t, sleeps[0], res.refused[0].pid, "the refused process is reported")
+	var killed []int
+	for _, p := range res.killed {
+		killed = append(killed, p.pid)
+	}
+	assert.Equal(t, []int{sleeps[1]}, killed, "the other is killed")
+	assert.True(t, exitsWithin(t, fds[1], time.Second), "the other sleep is gone (%s)", describe(sleeps[1]))
+}
+
+// TestGroupStopRefused: a process of the tree that ignores SIGTERM and
+// refuses SIGKILL (EPERM) is named as such, not as killed; Stop returns
+// at once rather than at its context's end, and lets the tree go, so the
+// helpers exit and cmd.Wait returns.
+func TestGroupStopRefused(t *testing.T) {
+	g := Group{KillAfter: 200 * time.Millisecond}
+	agent := helperCmd("TestGroupStopRefused", "tree-agent")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	_, err = agent.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, ModeUtility))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pids, err := parseTreePids(line)
+	require.NoError(t, err, "agent said %q", line)
+	runningTree(t, pids.all())
+	refuse(t, pids.Stubborn)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	err = g.Stop(ctx)
+	require.ErrorIs(t, err, ErrNotPermitted, "the stubborn child refused SIGKILL")
+	assert.NotErrorIs(t, err, context.DeadlineExceeded, "Stop does not wait for it")
+	assert.Contains(t, err.Error(), fmt.Sprintf("could not be killed (EPERM: another user's, as after sudo) and still run: pid %d (sleep)", pids.Stubborn))
+	assert.NotErrorIs(t, err, ErrKilled, "nothing else had to be killed: %v", err)
+	assert.NoError(t, ctx.Err(), "Stop returned before its context ended")
+
+	waited := make(chan error, 1)
+	go func() { waited <- agent.Wait() }()
+	select {
+	case err := <-waited:
+		t.Logf("cmd.Wait: %v", err)
+	case <-time.After(10 * time.Second):
+		t.Fatal("cmd.Wait did not return 10 s after Stop let the tree go")
+	}
+}
+
+// TestInspectAfterAgentExit: once the command itself has exited while a
+// process it started runs on, Inspect of its keeper reports that tree.
+func TestInspectAfterAgentExit(t *testing.T) {
+	var g Group
+	agent := exec.Command("/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 & echo $!")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, ModeUtility))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	_, sh, ok := heldBy(agent.Process.Pid)
+	require.True(t, ok, "the agent is held")
+	shFd := runningTree(t, []int{sh})
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	var sleep int
+	_, err = fmt.Sscan(line, &sleep)
+	require.NoError(t, err, "sh said %q", line)
+	runningTree(t, []int{sleep})
+	require.True(t, exitsWithin(t, shFd[0], 10*time.Second), "the agent's shell exits (%s)", describe(sh))
+	require.Eventually(t, func() bool { _, ok := readProc(sh); return !ok }, 10*time.Second, 5*time.Millisecond,
+		"the holder reaps the agent's shell")
+
+	a, err := Inspect(agent.Process.Pid)
+	require.NoError(t, err, "Inspect of the keeper after the agent exited")
+	assert.Equal(t, 1, a.Processes, "the sleep the agent left runs on: %s", a)
+	assert.Equal(t, "SCHED_OTHER", a.Policy, "read from the sleep: %s", a)
+	assert.Equal(t, settingFor(Agent, ModeUtility).nice, a.Nice, "the sleep runs at the tier: %s", a)
+}
+
+// TestGroupStartNotHeld: a command in a new PID namespace, or as another
+// user, starts directly (its cmd.Process is the command, not a keeper),
+// since the helpers would misreport its pid or run as that user.
+func TestGroupStartNotHeld(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("a new PID namespace and another user's credentials need root (CAP_SYS_ADMIN, CAP_SETUID); CI's root pass runs this")
+	}
+	for name, attr := range map[string]*syscall.SysProcAttr{
+		"CLONE_NEWPID": {Cloneflags: unix.CLONE_NEWPID},
+		"Unshareflags": {Unshareflags: unix.CLONE_NEWPID},
+		"Credential":   {Credential: &syscall.Credential{Uid: 65534, Gid: 65534}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var g Group
+			cmd := exec.Command("/bin/sh", "-c", "echo $$; exec sleep 1000")
+			cmd.SysProcAttr = attr
+			out, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+			t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+			line, err := bufio.NewReader(out).ReadString('\n')
+			require.NoError(t, err)
+			_, _, held := heldBy(cmd.Process.Pid)
+			assert.False(t, held, "not held")
+			p, ok := readProc(cmd.Process.Pid)
+			require.True(t, ok)
+			assert.NotEqual(t, "qos-keeper", p.comm, "cmd.Process is the command itself (said %q)", line)
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			if err := g.Stop(ctx); err != nil {
+				// A namespace's init ignores SIGTERM without a handler
+				// (pid_namespaces(7)).
+				require.ErrorIs(t, err, ErrKilled)
+			}
+		})
+	}
 }
