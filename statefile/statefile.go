@@ -24,6 +24,7 @@ type Store struct {
 	commit   commitFunc   // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
 	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
+	syncDir  func(dir string) error            // fsyncs a directory after a rename or remove; tests make it fail
 
 	tempCreated  func(name string)                   // if set, called between a temp file's creation and its claim (tests)
 	beforeRename func(name string)                   // if set, called with the temp file written, just before it is renamed over the path (tests)
@@ -59,6 +60,7 @@ func NewStore(opts Options) *Store {
 		readFile: readStateFile,
 		readDir:  os.ReadDir,
 		stat:     os.Stat,
+		syncDir:  syncDir,
 
 		newNotifier: newFSNotifier,
 	}
@@ -209,7 +211,7 @@ func (s *Store) Close(ctx context.Context) error {
 	s.stopWatches(ctx, nd)
 	s.flushAll(ctx, nd, nil)
 	s.stopRetries()
-	s.releaseDrainedLocks()
+	s.endRetries(ctx, nd)
 	return nd.orNil()
 }
 

@@ -124,7 +124,12 @@ func (q *queue) runOp(o *op) result {
 			return res
 		}
 		if o.kind = q.slot.takeKept(); o.kind == opNone {
-			return result{} // nothing kept: cannot happen, and must never become a remove
+			// Nothing kept (step runs no retry then): the failure stands.
+			// It must never become a remove, nor a success.
+			q.mu.Lock()
+			prev := q.failed
+			q.mu.Unlock()
+			return result{err: prev, value: prev}
 		}
 	} else {
 		o.kind = q.slot.mergeKept(o.kind)
@@ -185,7 +190,7 @@ func (s *slot[T]) runBatch(q *queue, o *op) result {
 	if !dirty {
 		var zero T
 		s.taking = zero
-		return result{err: last}
+		return result{err: last, value: last}
 	}
 	o.kind = opSave
 	if st.removed {
@@ -193,7 +198,7 @@ func (s *slot[T]) runBatch(q *queue, o *op) result {
 	}
 	s.taking = st.v
 	werr := q.run(*o)
-	return result{err: oneline.Join(last, werr), write: werr}
+	return result{err: oneline.Join(last, werr), write: werr, value: last}
 }
 
 // replaces reports whether c holds a Save or Remove, after which the
