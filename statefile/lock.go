@@ -166,11 +166,14 @@ func (q *queue) releaseIfDrained() bool {
 		return true
 	}
 	q.mu.Lock()
-	defer q.mu.Unlock()
 	drained := q.s.closed.Load() && q.done == q.seq && q.started == q.finished && !q.retryNow && !q.noting // no op, and no retry, queued or running
 	if drained {
 		q.retryEnd = true // a retry asked for from now on writes nothing (unlockedRetry)
 		q.lock.release()
+	}
+	q.mu.Unlock()
+	if drained && q.s.lockReleased != nil {
+		q.s.lockReleased()
 	}
 	return drained
 }

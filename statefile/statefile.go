@@ -29,6 +29,8 @@ type Store struct {
 	tempCreated  func(name string)                   // if set, called between a temp file's creation and its claim (tests)
 	beforeRename func(name string)                   // if set, called with the temp file written, just before it is renamed over the path (tests)
 	readDir      func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
+	closeFlushed func()                              // if set, called by Close between its flush and its end of retries (tests)
+	lockReleased func()                              // if set, called once a closed Store decided to release a path's lock (tests)
 
 	newNotifier func() (notifier, error) // fsnotify; tests replace it
 	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
@@ -210,6 +212,9 @@ func (s *Store) Close(ctx context.Context) error {
 	nd := &NotDrainedError{}
 	s.stopWatches(ctx, nd)
 	s.flushAll(ctx, nd, nil)
+	if s.closeFlushed != nil {
+		s.closeFlushed()
+	}
 	s.stopRetries()
 	s.endRetries(ctx, nd)
 	return nd.orNil()
