@@ -200,8 +200,18 @@ func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError, skip map[stri
 // gave up on ctx leaves the pending paths locked until their writers
 // finish them. After Close no failed save is retried on a timer: the
 // failure is in Close's error, and a Flush after Close still tries once
-// more, except on a path whose lock Close released (another Store may
-// hold it by then).
+// more, except with Exclusive, where no retry writes a path once its lock
+// is released or about to be (another Store may hold it by then). A retry
+// that a Flush on another goroutine started while Close ran is waited for
+// (until ctx ends) before Close returns, so once Close returned without
+// giving up on ctx, nothing of the Store writes the disk unless a Flush
+// after Close asks.
+//
+// A Store dropped without Close is not collected while a failed save
+// waits for its retry: the backoff timer holds it, and the retries go on
+// (every 30 s at most, see the package docs) for as long as the process
+// lives, and its Exclusive locks are held until the process exits. Close a
+// Store the app is done with.
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closed.Swap(true)

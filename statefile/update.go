@@ -20,10 +20,13 @@ type change[T any] struct {
 // The current value is the newest one queued or saved on the path, or else
 // the file's content read on the writer, or the default (see
 // [FileOptions.Default]) for a missing file. fn's result is saved as if by
-// Save. If fn returns an error, nothing of it is written and fn is not run
-// again; the error goes to [Options.OnError] (or [Options.Logger]) and, as
-// long as no later Save, Remove or Update of the path succeeded after it,
-// to every Flush, as a failed save's. When the current value cannot be
+// Save. If fn returns an error, its result is dropped: the value stays
+// what it was before fn (the Updates queued after it build on that), the
+// file is not written for it, and fn is not run again. The error goes to
+// [Options.OnError] (or [Options.Logger]) once and, until a later Save,
+// Remove or Update of the path succeeds, to every Flush, as a failed
+// save's; a retry that lands the write of the changes queued before fn
+// does not clear it, and [Options.OnRecovered] waits for that later op. When the current value cannot be
 // read, fn is not run: the Update waits, kept with its op, for the retry
 // (see the package docs, "Failures and retries").
 //
