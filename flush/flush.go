@@ -93,7 +93,10 @@ func (h *Hook) Add(name string, f Flusher) {
 // passed, whichever is first. It can be called more than once. A Run called
 // while another is under way (a toolkit's quit path and [Hook.Notify]'s
 // signal, both at once) starts no second flush: it waits for that one and
-// returns its report.
+// returns its report. If that one ended on an earlier deadline than the
+// joining Run's own (a RunContext with a shorter budget) with items not
+// drained, the joining Run flushes again in the time its own deadline
+// leaves and returns that report: a Run never gets less time than its own.
 //
 // Each file is reported under the item that owns it. When the Hook holds a
 // [PathOwner] (a drafts.Store) and an [ExceptFlusher] (the statefile.Store
@@ -126,13 +129,26 @@ func (h *Hook) Run() Report {
 // flushing, with ctx's error.
 func (h *Hook) RunContext(ctx context.Context) Report {
 	start := time.Now()
-	h.mu.Lock()
-	if c := h.running; c != nil {
+	ctx, cancel := context.WithTimeout(ctx, h.deadline())
+	defer cancel()
+	for {
+		h.mu.Lock()
+		c := h.running
+		if c == nil {
+			break
+		}
 		h.mu.Unlock()
-		return c.wait(ctx, start)
+		r, ok := c.wait(ctx, start)
+		if !ok || r.Drained || !c.endedBefore(ctx) {
+			return r
+		}
+		// The run joined ended on a deadline earlier than this one's with
+		// items not drained (a quit path's short budget of its own): flush
+		// again in the time left, so this Run's report is its own.
 	}
 	items := slices.Clone(h.items)
-	c := &call{done: make(chan struct{}), names: make([]string, len(items))}
+	dl, _ := ctx.Deadline() // set: WithTimeout above
+	c := &call{done: make(chan struct{}), names: make([]string, len(items)), deadline: dl}
 	for i, e := range items {
 		c.names[i] = e.name
 	}

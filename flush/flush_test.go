@@ -354,3 +354,36 @@ func TestRunJoinerContext(t *testing.T) {
 		assert.True(t, (<-first).Drained, "the first Run goes on to its end")
 	})
 }
+
+// TestRunJoinsShorterRun: a Run that joins a RunContext with a shorter
+// budget of its own (a toolkit's quit path) does not take that run's
+// report, cut short by a deadline earlier than the joiner's: it flushes
+// again in the time its own deadline leaves. A joined run that drained, or
+// that had as long as the joiner, is returned as it is.
+func TestRunJoinsShorterRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		calls := 0
+		h := New(2 * time.Second)
+		h.Add("drafts", Func(func(ctx context.Context) error {
+			mu.Lock()
+			calls++
+			mu.Unlock()
+			return after(300*time.Millisecond, nil)(ctx) // slow, but within 2 s
+		}))
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		defer cancel()
+		short := make(chan Report, 1)
+		go func() { short <- h.RunContext(ctx) }()
+		synctest.Wait()
+		start := time.Now()
+		r := h.Run() // Notify's Run: 2 s of its own
+		assert.True(t, r.Drained, "the joining Run: %v", r)
+		assert.Equal(t, 350*time.Millisecond, time.Since(start), "it waited for the short run (50 ms) and flushed again (300 ms)")
+		assert.Equal(t, 350*time.Millisecond, r.Took, "its report's time is its own")
+		assert.False(t, (<-short).Drained, "the short run's own report")
+		mu.Lock()
+		assert.Equal(t, 2, calls, "flushes: the short run's and the joiner's")
+		mu.Unlock()
+	})
+}

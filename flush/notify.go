@@ -27,10 +27,17 @@ var defaultSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // scopes have SendSIGHUP=yes, see systemd.kill(5)), and a service manager
 // may repeat SIGTERM.
 //
-// A signal that was ignored when Notify was called stays ignored: Notify
-// does not catch it. os/signal's Notify would otherwise turn an ignored
-// signal back on (see signal.Ignored), so that `nohup app &`, which starts
-// the app with SIGHUP ignored, would quit when its terminal closes.
+// A signal that signal.Ignored reports ignored when Notify is called stays
+// ignored: Notify does not catch it. os/signal's Notify would otherwise
+// turn it back on, so that `nohup app &`, which starts the app with SIGHUP
+// ignored, would quit when its terminal closes. That covers SIGHUP and
+// SIGINT ignored when the process started (the Go runtime keeps an
+// inherited SIG_IGN only for those two: sigInstallGoHandler and
+// sigInitIgnored in runtime/signal_unix.go; os/signal's docs, "If the Go
+// program is started with either SIGHUP or SIGINT ignored"), and any
+// signal the app passed to signal.Ignore before Notify. A SIGTERM ignored
+// at start is not: the runtime installs its own handler for it, Ignored
+// reports false, and Notify catches it.
 //
 // A signal before Notify has its default effect (for these three: the
 // process dies, nothing flushed); one after it runs only what was added to

@@ -2,6 +2,7 @@ package flush
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"slices"
@@ -232,3 +233,31 @@ type otherSignal struct{}
 
 func (otherSignal) String() string { return "other" }
 func (otherSignal) Signal()        {}
+
+// TestNotifyJoinsShorterRun: SIGTERM arrives while the app's quit path runs
+// RunContext with a short budget of its own. Notify's Run joins it, and
+// when that run gives up on its deadline with the store not drained,
+// flushes again within Notify's own deadline: the process exits only once
+// its own flush had its chance (the old code exited on the short report,
+// having flushed nothing).
+func TestNotifyJoinsShorterRun(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		h := New(2 * time.Second)
+		f := install(h)
+		h.Add("drafts", after(300*time.Millisecond, nil)) // slow, but within 2 s
+		stop := h.Notify()
+		defer stop()
+		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
+		defer cancel()
+		done := make(chan Report, 1)
+		go func() { done <- h.RunContext(ctx) }()
+		synctest.Wait()
+		start := time.Now()
+		f.send(syscall.SIGTERM)
+		e := <-f.exits
+		assert.Equal(t, 143, e.code)
+		assert.Equal(t, 320*time.Millisecond, e.at.Sub(start), "exit: after the short run (20 ms) and Notify's own flush (300 ms)")
+		assert.Equal(t, "flush: terminated: drained 1/1 in 320ms\n", f.stderr())
+		assert.False(t, (<-done).Drained, "the quit path's own short report")
+	})
+}

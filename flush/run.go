@@ -9,32 +9,39 @@ import (
 )
 
 // call is one Run under way: every Run called before it ends returns its
-// report.
+// report, or flushes again if the call ended sooner than it may (see
+// endedBefore).
 type call struct {
-	names []string      // the items' names, for a joining Run that gives up
-	done  chan struct{} // closed once r is set
-	r     Report
+	names    []string      // the items' names, for a joining Run that gives up
+	deadline time.Time     // the call's own deadline: its ctx's, or its start plus the Hook's timeout
+	done     chan struct{} // closed once r is set
+	r        Report
 }
 
-// wait is a Run that joined c: it returns c's report, or, if ctx ends
-// first, every item as still flushing.
-func (c *call) wait(ctx context.Context, start time.Time) Report {
+// wait is a Run that joined c: it returns c's report and true, or, if ctx
+// ends first, every item as still flushing and false.
+func (c *call) wait(ctx context.Context, start time.Time) (Report, bool) {
 	select {
 	case <-c.done:
-		return c.r.clone()
+		return c.r.clone(), true
 	case <-ctx.Done():
 	}
 	r := Report{Took: time.Since(start), Items: make([]Item, len(c.names))}
 	for i, name := range c.names {
 		r.Items[i] = Item{Name: name, Err: fmt.Errorf("flush: still flushing at the deadline: %w", ctx.Err())}
 	}
-	return r
+	return r, false
+}
+
+// endedBefore reports whether c's deadline came before ctx's, with time of
+// ctx's left: a Run joining c may flush again then.
+func (c *call) endedBefore(ctx context.Context) bool {
+	dl, ok := ctx.Deadline()
+	return ctx.Err() == nil && (!ok || c.deadline.Before(dl))
 }
 
 // run is one flush of items, the first Run's.
 func (h *Hook) run(ctx context.Context, start time.Time, items []entry) Report {
-	ctx, cancel := context.WithTimeout(ctx, h.deadline())
-	defer cancel()
 	owned := ownedPaths(items)
 	// Buffered for all, so a Flusher that returns after Run gave up can
 	// still deliver its result and let its goroutine end.

@@ -85,7 +85,14 @@ func (s *Store) commitToDisk(path string, data []byte, tr *SaveTrace) error {
 }
 
 // removeFile deletes path; a missing file is not an error. Durable removes
-// fsync the directory so the deletion survives a power cut.
+// fsync the directory so the deletion survives a power cut, also when the
+// file is missing already: the unlink that removed it may be this Store's
+// own earlier attempt, whose directory fsync failed (the retry then finds
+// ENOENT), or another program's that nobody synced. Until the directory
+// is synced, a power cut can bring the file back (fsync(2): "Calling
+// fsync() does not necessarily ensure that the entry in the directory
+// containing the file has also reached disk. For that an explicit fsync()
+// on a file descriptor for the directory is also needed").
 func (s *Store) removeFile(path string, tr *SaveTrace) error {
 	start := time.Now()
 	err := os.Remove(path)
@@ -93,12 +100,15 @@ func (s *Store) removeFile(path string, tr *SaveTrace) error {
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	if s.opts.Durability != Durable || err != nil || !syncsDir {
+	if s.opts.Durability != Durable || !syncsDir {
 		return nil
 	}
 	start = time.Now()
-	err = syncDir(filepath.Dir(path))
+	err = s.syncDir(filepath.Dir(path))
 	tr.DirSync = time.Since(start)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil // no directory, so no entry a power cut could bring back
+	}
 	return err
 }
 

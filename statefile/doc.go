@@ -186,7 +186,12 @@
 //     attempt: the quit flush writes what a freed disk takes now. A Flush
 //     reports the path only if that attempt failed too, with its error
 //     (so an app that calls Flush every second makes an attempt a
-//     second). After Close no timer runs; a Flush after Close still tries.
+//     second). A Flush that starts while a retry is in flight waits for
+//     it; it reports the path drained only if the file then holds the
+//     path's last value. After Close no timer runs; a Flush after Close
+//     still tries (with [Options.Exclusive], not once the lock is
+//     released). A Store dropped without Close keeps its retries going
+//     while the process lives: Close it.
 //   - [Options.OnRecovered] is called when the path reaches the disk after
 //     OnError heard of a failure, once per run of failures, so an app can
 //     clear a "not saved" warning. It is a callback of its own rather than
@@ -198,7 +203,9 @@
 //   - An encode error, and an error returned by an [File.Update]
 //     function, are the value's: running them again gives the same error,
 //     so they are not retried. Every Flush reports the path (its newest
-//     state is not on disk) until a newer op of the path succeeds. Updates
+//     state is not on disk) until a newer op of the path succeeds; the
+//     retry of a write that the same batch's earlier changes needed does
+//     not clear a failed function's error. Updates
 //     whose base could not be read (a read error, a newer file) do not run
 //     and are kept with the failed op, to run at its retry.
 //   - A [*VersionError] (the file is newer than this release knows) is

@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -153,26 +154,39 @@ func (s *Store) takeLock(path string) (*fileLock, error) {
 }
 
 // releaseIfDrained releases q's lock once the Store is closed and no save
-// or remove of q is queued or running. It decides under q.mu: a writer
-// that went idle may call it after a Save queued just before Close has been
-// taken by another writer, and that save must still run under the lock.
-// Once closed is seen under q.mu no new save can be queued.
-func (q *queue) releaseIfDrained() {
+// or remove of q is queued or running. It decides and releases under q.mu:
+// a writer that went idle may call it after a Save queued just before
+// Close has been taken by another writer, and that save must still run
+// under the lock; and a retry is counted (takeRetry) under q.mu, so no
+// retry can start between the decision and the release. Once closed is
+// seen under q.mu no new save can be queued. It reports whether the lock
+// is released (or there is none).
+func (q *queue) releaseIfDrained() bool {
 	if q.lock == nil {
-		return
+		return true
 	}
 	q.mu.Lock()
-	drained := q.s.closed.Load() && q.done == q.seq && q.started == q.finished && !q.retryNow // no op, and no retry, queued or running
-	q.mu.Unlock()
+	drained := q.s.closed.Load() && q.done == q.seq && q.started == q.finished && !q.retryNow && !q.noting // no op, and no retry, queued or running
 	if drained {
+		q.retryEnd = true // a retry asked for from now on writes nothing (unlockedRetry)
 		q.lock.release()
 	}
+	q.mu.Unlock()
+	if drained && q.s.lockReleased != nil {
+		q.s.lockReleased()
+	}
+	return drained
 }
 
-// releaseDrainedLocks releases, at Close, the locks of the paths with no
-// save or remove queued or running; the writers of the others release
-// theirs when they go idle (queue.step).
-func (s *Store) releaseDrainedLocks() {
+// endRetries is Close's last step for each path, once its flush is done:
+// an Exclusive path takes no retry any more (another Store may hold its
+// lock once it is released), and Close waits, until ctx ends, for an
+// attempt still running (a retry that a Flush on another goroutine asked
+// for while Close flushed), so nothing of the Store writes a path whose
+// lock it released, or writes at all after Close returned unless Close
+// gave up on ctx. Then it releases the locks of the drained paths; the
+// writers of the others release theirs when they go idle (queue.step).
+func (s *Store) endRetries(ctx context.Context, nd *NotDrainedError) {
 	s.mu.Lock()
 	qs := make([]*queue, 0, len(s.files))
 	for _, q := range s.files {
@@ -180,6 +194,37 @@ func (s *Store) releaseDrainedLocks() {
 	}
 	s.mu.Unlock()
 	for _, q := range qs {
+		q.mu.Lock()
+		if q.lock != nil {
+			q.retryEnd = true
+		}
+		q.mu.Unlock()
+		if !q.waitIdle(ctx) {
+			nd.addPending(q.path, ctx.Err())
+		}
 		q.releaseIfDrained()
+	}
+}
+
+// waitIdle waits until no attempt of q runs or is about to, or ctx ends,
+// and reports whether q went idle. The ops queued before Close are done by
+// now unless Close's flush gave up on ctx, in which case neither waits.
+func (q *queue) waitIdle(ctx context.Context) bool {
+	for {
+		q.mu.Lock()
+		if q.started == q.finished && !q.retryNow && !q.noting {
+			q.mu.Unlock()
+			return true
+		}
+		if q.progress == nil {
+			q.progress = make(chan struct{})
+		}
+		ch := q.progress
+		q.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
 	}
 }

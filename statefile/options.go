@@ -40,8 +40,9 @@ type Options struct {
 	// they are set), with no success of path in between: the
 	// path's newest state is on disk again, so a "not saved" warning the
 	// app showed for it can go. It is called once per run of failures,
-	// whether a retry or a newer save made it. Like OnError it must not
-	// block for long. Nil means nothing is called.
+	// whether a retry or a newer save made it. The path counts as drained
+	// by then: a Flush it calls reports the path drained. Like OnError it
+	// must not block for long. Nil means nothing is called.
 	OnRecovered func(path string)
 
 	// Logger gets one Error record for each failure OnError gets, one Info

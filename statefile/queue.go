@@ -49,6 +49,9 @@ type queue struct {
 	failRun    int         // attempts in a row that failed, for the backoff
 	owed       bool        // writer only: OnError heard of a failure since the last success
 	owedText   string      // writer only: that failure's text, so a retry failing the same way is not reported again
+	keptValue  error       // writer only: the error of an Update's fn that failed in the kept op, which its retry keeps
+	noting     bool        // finish is calling OnRecovered: other goroutines' Flushes wait for it
+	retryEnd   bool        // Close is done with the path: no retry writes it any more (see Store.Close)
 
 	// Watches and Exclusive (watch.go, lock.go).
 	subs        []subscriber // the path's watches; guarded by mu
@@ -140,6 +143,16 @@ func (q *queue) step() bool {
 		o := q.take()
 		q.mu.Unlock()
 		q.finish(o, q.runOp(&o))
+	case q.retryNow && q.retry == retryNone:
+		// The attempt in flight when the retry was asked for ended in a
+		// failure no retry fixes (an Update's fn), or in a success: there
+		// is nothing kept to write, and the path's state stands.
+		q.retryNow = false
+		if q.progress != nil { // Close's waitIdle may wait for it
+			close(q.progress)
+			q.progress = nil
+		}
+		q.mu.Unlock()
 	case q.retryNow:
 		o := q.takeRetry()
 		q.mu.Unlock()
@@ -184,10 +197,31 @@ func (q *queue) take() op {
 // finish records the end of attempt o: it reports a failure (or the
 // success after one), keeps the op's value for a retry when one can help,
 // and wakes the Flushes waiting for it.
+//
+// OnError is called before the attempt counts as done, so a Flush from it
+// reports its own path as ErrReentrant, as from Trace or MarshalJSON.
+// OnRecovered is called once the path's state says the attempt succeeded,
+// so a Flush from it reports the path drained, which is what OnRecovered
+// tells the app. Flushes on other goroutines wait for the callback either
+// way (noting), so when a Flush returns, OnError has heard of the failure
+// it reports and OnRecovered of the success.
 func (q *queue) finish(o op, res result) {
-	q.noteOutcome(o, res.err)
+	inherited := o.retry && q.keptValue != nil
+	if inherited {
+		// The kept op's fn failed before its write did: that error stays
+		// until a newer op of the path succeeds (see File.Update).
+		res.value = q.keptValue
+		res.err = oneline.Join(q.keptValue, res.write)
+	}
 	mode := retryModeOf(res)
 	q.slot.settle(mode != retryNone, o.kind)
+	q.keptValue = nil
+	if mode != retryNone {
+		q.keptValue = res.value
+	}
+	if res.err != nil {
+		q.noteOutcome(o, res, inherited)
+	}
 	q.mu.Lock()
 	if !o.retry {
 		q.done = o.seq
@@ -197,6 +231,11 @@ func (q *queue) finish(o op, res result) {
 	q.retry = mode
 	if res.err == nil {
 		q.failRun = 0
+		q.noting = true
+		q.mu.Unlock()
+		q.noteOutcome(o, res, inherited)
+		q.mu.Lock()
+		q.noting = false
 	} else {
 		q.failRun++
 	}
@@ -209,11 +248,13 @@ func (q *queue) finish(o op, res result) {
 }
 
 // wait blocks until the ops up to target are done or ctx ends, and reports
-// whether they were done.
-func (q *queue) wait(ctx context.Context, target uint64) bool {
+// whether they were done. own says the caller is q's writer, inside
+// OnRecovered of the attempt that finish is reporting: it does not wait
+// for that callback to return.
+func (q *queue) wait(ctx context.Context, target uint64, own bool) bool {
 	for {
 		q.mu.Lock()
-		if q.done >= target {
+		if q.done >= target && (own || !q.noting) {
 			q.mu.Unlock()
 			return true
 		}
@@ -267,7 +308,7 @@ func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m f
 		}
 		defer s.unpark(w)
 	}
-	if !q.wait(ctx, m.target) {
+	if !q.wait(ctx, m.target, own) {
 		nd.addPending(q.path, ctx.Err())
 		return
 	}

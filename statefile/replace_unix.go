@@ -57,7 +57,7 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 		return err
 	}
 	if durable {
-		return timed(&tr.DirSync, func() error { return syncDir(dir) })
+		return timed(&tr.DirSync, func() error { return s.syncDir(dir) })
 	}
 	return nil
 }

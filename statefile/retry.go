@@ -47,9 +47,10 @@ func retryDelay(fails int) time.Duration {
 // result is what an attempt ended with: err is what OnError and Flush
 // get (an Update's failed fn joined with the write's error); write is the
 // part that a retry may fix, nil when the write itself worked or none was
-// due.
+// due; value is the part no retry fixes, the error of an Update's fn that
+// was the newest change of the batch.
 type result struct {
-	err, write error
+	err, write, value error
 }
 
 func failedWith(err error) result { return result{err: err, write: err} }
@@ -78,16 +79,20 @@ func retryModeOf(res result) retryMode {
 	return retryBackoff
 }
 
-// unlockedRetry is the result of a retry asked for after Close released
-// the path's lock (Options.Exclusive): another Store may hold it now, so
-// the kept op is dropped, never written, and the path stays failed.
+// unlockedRetry is the result of a retry asked for once Close was done
+// with the path (see Store.Close): the kept op is dropped, never written,
+// and the path stays failed. With Options.Exclusive the lock is released
+// then, and another Store may hold it by now; without it, a Flush after
+// Close still tries once more. retryEnd is set under q.mu by Close, and a
+// retry's attempt is counted (takeRetry) under q.mu too, so Close either
+// sees this attempt and waits for it, or this attempt sees retryEnd.
 func (q *queue) unlockedRetry() (result, bool) {
-	if q.lock == nil || q.lock.held() {
+	q.mu.Lock()
+	end, prev := q.retryEnd, q.failed
+	q.mu.Unlock()
+	if !end {
 		return result{}, false
 	}
-	q.mu.Lock()
-	prev := q.failed
-	q.mu.Unlock()
 	return failedWith(&finalError{fmt.Errorf("statefile: %s: not tried again after Close released its lock: %w", q.path, prev)}), true
 }
 
@@ -180,17 +185,26 @@ func (q *queue) retried(ctx context.Context, m flushMark, canRetry bool) (error,
 
 // settledLocked reports whether q's failure, if any, is final for a Flush
 // that took m: none, not to be retried, or met by an attempt that started
-// after m; q.mu is held.
+// after m, and OnRecovered heard of it; q.mu is held.
 func (q *queue) settledLocked(m flushMark, canRetry bool) bool {
-	return q.failed == nil || q.retry == retryNone || q.finished > m.started || !canRetry
+	if !canRetry {
+		return true // the writer itself: the state as it stands
+	}
+	if q.noting {
+		return false // OnRecovered of the newest attempt is still running
+	}
+	return q.failed == nil || q.retry == retryNone || q.finished > m.started
 }
 
 // noteOutcome tells OnError and Logger of a failed attempt, and
 // OnRecovered of the first success after one. A retry that fails with the
 // text OnError last got is not reported again: on a disk that stays full,
-// the app hears of the failure once, not every 30 s. It runs on the
-// writer, before the attempt counts as done.
-func (q *queue) noteOutcome(o op, err error) {
+// the app hears of the failure once, not every 30 s. Nor is a retry whose
+// write landed and whose only error is the kept Update fn's, which OnError
+// got with the write's first failure (inherited). It runs on the writer, before the
+// attempt counts as done for other goroutines (see finish).
+func (q *queue) noteOutcome(o op, res result, inherited bool) {
+	err := res.err
 	if err == nil {
 		if q.owed {
 			q.owed, q.owedText = false, ""
@@ -199,7 +213,7 @@ func (q *queue) noteOutcome(o op, err error) {
 		return
 	}
 	text := err.Error()
-	if o.retry && q.owed && text == q.owedText {
+	if o.retry && q.owed && (text == q.owedText || inherited && res.write == nil) {
 		return
 	}
 	q.report(err)

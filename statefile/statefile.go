@@ -24,10 +24,13 @@ type Store struct {
 	commit   commitFunc   // the disk step; tests replace it to block
 	readFile func(string) ([]byte, error)
 	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
+	syncDir  func(dir string) error            // fsyncs a directory after a rename or remove; tests make it fail
 
 	tempCreated  func(name string)                   // if set, called between a temp file's creation and its claim (tests)
 	beforeRename func(name string)                   // if set, called with the temp file written, just before it is renamed over the path (tests)
 	readDir      func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
+	closeFlushed func()                              // if set, called by Close between its flush and its end of retries (tests)
+	lockReleased func()                              // if set, called once a closed Store decided to release a path's lock (tests)
 
 	newNotifier func() (notifier, error) // fsnotify; tests replace it
 	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
@@ -59,6 +62,7 @@ func NewStore(opts Options) *Store {
 		readFile: readStateFile,
 		readDir:  os.ReadDir,
 		stat:     os.Stat,
+		syncDir:  syncDir,
 
 		newNotifier: newFSNotifier,
 	}
@@ -196,8 +200,18 @@ func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError, skip map[stri
 // gave up on ctx leaves the pending paths locked until their writers
 // finish them. After Close no failed save is retried on a timer: the
 // failure is in Close's error, and a Flush after Close still tries once
-// more, except on a path whose lock Close released (another Store may
-// hold it by then).
+// more, except with Exclusive, where no retry writes a path once its lock
+// is released or about to be (another Store may hold it by then). A retry
+// that a Flush on another goroutine started while Close ran is waited for
+// (until ctx ends) before Close returns, so once Close returned without
+// giving up on ctx, nothing of the Store writes the disk unless a Flush
+// after Close asks.
+//
+// A Store dropped without Close is not collected while a failed save
+// waits for its retry: the backoff timer holds it, and the retries go on
+// (every 30 s at most, see the package docs) for as long as the process
+// lives, and its Exclusive locks are held until the process exits. Close a
+// Store the app is done with.
 func (s *Store) Close(ctx context.Context) error {
 	s.mu.Lock()
 	already := s.closed.Swap(true)
@@ -208,8 +222,11 @@ func (s *Store) Close(ctx context.Context) error {
 	nd := &NotDrainedError{}
 	s.stopWatches(ctx, nd)
 	s.flushAll(ctx, nd, nil)
+	if s.closeFlushed != nil {
+		s.closeFlushed()
+	}
 	s.stopRetries()
-	s.releaseDrainedLocks()
+	s.endRetries(ctx, nd)
 	return nd.orNil()
 }
 

@@ -20,10 +20,13 @@ type change[T any] struct {
 // The current value is the newest one queued or saved on the path, or else
 // the file's content read on the writer, or the default (see
 // [FileOptions.Default]) for a missing file. fn's result is saved as if by
-// Save. If fn returns an error, nothing of it is written and fn is not run
-// again; the error goes to [Options.OnError] (or [Options.Logger]) and, as
-// long as no later Save, Remove or Update of the path succeeded after it,
-// to every Flush, as a failed save's. When the current value cannot be
+// Save. If fn returns an error, its result is dropped: the value stays
+// what it was before fn (the Updates queued after it build on that), the
+// file is not written for it, and fn is not run again. The error goes to
+// [Options.OnError] (or [Options.Logger]) once and, until a later Save,
+// Remove or Update of the path succeeds, to every Flush, as a failed
+// save's; a retry that lands the write of the changes queued before fn
+// does not clear it, and [Options.OnRecovered] waits for that later op. When the current value cannot be
 // read, fn is not run: the Update waits, kept with its op, for the retry
 // (see the package docs, "Failures and retries").
 //
@@ -124,7 +127,12 @@ func (q *queue) runOp(o *op) result {
 			return res
 		}
 		if o.kind = q.slot.takeKept(); o.kind == opNone {
-			return result{} // nothing kept: cannot happen, and must never become a remove
+			// Nothing kept (step runs no retry then): the failure stands.
+			// It must never become a remove, nor a success.
+			q.mu.Lock()
+			prev := q.failed
+			q.mu.Unlock()
+			return result{err: prev, value: prev}
 		}
 	} else {
 		o.kind = q.slot.mergeKept(o.kind)
@@ -185,7 +193,7 @@ func (s *slot[T]) runBatch(q *queue, o *op) result {
 	if !dirty {
 		var zero T
 		s.taking = zero
-		return result{err: last}
+		return result{err: last, value: last}
 	}
 	o.kind = opSave
 	if st.removed {
@@ -193,7 +201,7 @@ func (s *slot[T]) runBatch(q *queue, o *op) result {
 	}
 	s.taking = st.v
 	werr := q.run(*o)
-	return result{err: oneline.Join(last, werr), write: werr}
+	return result{err: oneline.Join(last, werr), write: werr, value: last}
 }
 
 // replaces reports whether c holds a Save or Remove, after which the
