@@ -228,7 +228,7 @@ func (s *Set) StopAll() {
 	waitAll(all, stdinGrace)
 	ctx, cancel := context.WithTimeout(context.Background(), groupStopTimeout)
 	defer cancel()
-	_ = s.group.Stop(ctx) // what it could not stop dies with the app (Pdeathsig)
+	_ = s.group.Stop(ctx) // what it could not stop dies with the app (qos's holder, with qos.Main)
 	waitAll(all, time.Second)
 	s.starting.Wait()
 }

@@ -175,18 +175,23 @@ func TestStopAllStopsAgents(t *testing.T) {
 	assert.ErrorIs(t, h.s.Start("general", "true").Err, ErrQuitting, "no agent starts after StopAll")
 }
 
-// TestAgentDiesWithApp: agents start with SIGKILL as their parent-death
-// signal (set by qos.Group, which starts them from a thread that lives while
-// they do), so a crash or a SIGKILL of the app does not leave them running;
-// qos's TestAgentsDieWhenAppIsKilled kills such an app for real.
+// TestAgentDiesWithApp: with qos.Main first in main (this test binary's
+// TestMain calls it), the Group starts each agent through two helper
+// processes, the app's binary re-executed: the keeper, which is the process
+// the app sees (cmd.Process), and below it a child subreaper that kills the
+// agent's whole tree once the app is gone, however it ends. qos's
+// TestTreeDiesWithApp kills such an app for real (SIGKILL, a panic, a crash
+// in C code).
 func TestAgentDiesWithApp(t *testing.T) {
 	h := newHarness(t, Options{})
 	msg := h.start("general", "sleep 600")
 	a := h.s.Get("general")
 	require.NotNil(t, a)
-	assert.Equal(t, syscall.SIGKILL, a.cmd.SysProcAttr.Pdeathsig, "parent-death signal")
 	assert.True(t, a.cmd.SysProcAttr.Setpgid, "a process group of its own, for Stop")
 	assert.NoError(t, syscall.Kill(msg.PID, 0), "the agent runs while the app does")
+	comm, err := os.ReadFile(fmt.Sprintf("/proc/%d/comm", msg.PID))
+	require.NoError(t, err)
+	assert.Equal(t, "qos-keeper", strings.TrimSpace(string(comm)), "the agent is held by qos's helpers")
 }
 
 // TestStopAllStopsAgentStillStarting quits while an agent is between its
@@ -216,9 +221,10 @@ func TestStopAllStopsAgentStillStarting(t *testing.T) {
 }
 
 // TestAgentExitsWhileEscapedChildHoldsOutput runs an agent that leaves a
-// process of another session holding its output (a daemon it started): the
-// agent has exited, so its exit must reach the UI, not wait for that process
-// to close the pipe, which a stop's signals to the agent's group never reach.
+// process of another session holding its output (a daemon it started). That
+// process is part of the agent's tree, which the Group holds: the agent's
+// exit reaches the UI once the tree has ended, and the quit's StopAll ends
+// it although signals to the agent's own process group never reach it.
 func TestAgentExitsWhileEscapedChildHoldsOutput(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.start("general", "setsid sleep 60 & echo escaped $!")
@@ -227,7 +233,9 @@ func TestAgentExitsWhileEscapedChildHoldsOutput(t *testing.T) {
 	_, err := fmt.Sscanf(lines[len(lines)-1], "escaped %d", &escaped)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
+	h.s.StopAll()
 	h.lines("general", nil) // fails the test if the exit does not come
+	assert.Error(t, syscall.Kill(escaped, 0), "the daemon the agent left is gone after StopAll")
 }
 
 // recv receives from ch, or fails the test after a bound.
