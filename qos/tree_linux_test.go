@@ -295,14 +295,20 @@ func TestGroupStopRefused(t *testing.T) {
 // process it started runs on, Inspect of its keeper reports that tree.
 func TestInspectAfterAgentExit(t *testing.T) {
 	var g Group
-	agent := exec.Command("/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 & echo $!")
+	// The shell waits for its stdin to close before it exits, so that it
+	// is still the held command when heldBy reads it (a shell that exited
+	// first would leave heldBy the sleep; seen in the CI VM as nobody).
+	agent := exec.Command("/bin/sh", "-c", "sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; read line")
 	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	in, err := agent.StdinPipe()
 	require.NoError(t, err)
 	require.NoError(t, g.Start(agent, Agent, ModeUtility))
 	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
 	_, sh, ok := heldBy(agent.Process.Pid)
 	require.True(t, ok, "the agent is held")
 	shFd := runningTree(t, []int{sh})
+	require.NoError(t, in.Close()) // the shell may exit now
 	line, err := bufio.NewReader(out).ReadString('\n')
 	require.NoError(t, err)
 	var sleep int
