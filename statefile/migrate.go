@@ -198,7 +198,7 @@ func (s *slot[T]) checkNewer(q *queue, data []byte) error {
 	if len(ms) == 0 {
 		return nil
 	}
-	if v, ok := versionOf(data); ok && v > newestOf(ms) {
+	if v, ok := versionOf(data); ok && v > newestOf(ms) && json.Valid(data) {
 		return &VersionError{Path: q.path, Version: v, Newest: newestOf(ms)}
 	}
 	return nil
@@ -221,8 +221,13 @@ func (s *slot[T]) view(q *queue, data []byte) ([]byte, error) {
 	switch {
 	case !ok || v == newest:
 		return data, nil
-	case v > newest:
+	case v > newest && json.Valid(data):
+		// Only a whole JSON document is a newer release's file: one cut
+		// short after its version member ({"version":2) is corrupt, and
+		// the decode reports it so (and moves it aside).
 		return nil, &VersionError{Path: q.path, Version: v, Newest: newest}
+	case v > newest:
+		return data, nil
 	case !isObject(data):
 		return data, nil
 	}
