@@ -114,17 +114,7 @@ func TestGroupStopTree(t *testing.T) {
 	for _, mode := range []Mode{ModeUtility, ModeBackground} {
 		t.Run(string(mode), func(t *testing.T) {
 			g := Group{KillAfter: 2 * time.Second}
-			agent := helperCmd("TestGroupStopTree", "tree-agent")
-			out, err := agent.StdoutPipe()
-			require.NoError(t, err)
-			_, err = agent.StdinPipe()
-			require.NoError(t, err)
-			require.NoError(t, g.Start(agent, Agent, mode))
-			t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
-			line, err := bufio.NewReader(out).ReadString('\n')
-			require.NoError(t, err)
-			pids, err := parseTreePids(line)
-			require.NoError(t, err, "agent said %q", line)
+			agent, pids := startTreeAgent(t, &g, "TestGroupStopTree", mode)
 			fds := runningTree(t, pids.all())
 
 			a, err := Inspect(agent.Process.Pid)
@@ -163,17 +153,7 @@ func mustAutogroup(t *testing.T, pid int) string {
 // returns.
 func TestHolderKilled(t *testing.T) {
 	g := Group{}
-	agent := helperCmd("TestHolderKilled", "tree-agent")
-	out, err := agent.StdoutPipe()
-	require.NoError(t, err)
-	_, err = agent.StdinPipe()
-	require.NoError(t, err)
-	require.NoError(t, g.Start(agent, Agent, ModeUtility))
-	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	pids, err := parseTreePids(line)
-	require.NoError(t, err, "agent said %q", line)
+	agent, pids := startTreeAgent(t, &g, "TestHolderKilled", ModeUtility)
 	fds := runningTree(t, pids.all())
 	holder, _, ok := heldBy(agent.Process.Pid)
 	require.True(t, ok, "the agent is held")
@@ -258,23 +238,13 @@ func TestKillTreeRefused(t *testing.T) {
 // helpers exit and cmd.Wait returns.
 func TestGroupStopRefused(t *testing.T) {
 	g := Group{KillAfter: 200 * time.Millisecond}
-	agent := helperCmd("TestGroupStopRefused", "tree-agent")
-	out, err := agent.StdoutPipe()
-	require.NoError(t, err)
-	_, err = agent.StdinPipe()
-	require.NoError(t, err)
-	require.NoError(t, g.Start(agent, Agent, ModeUtility))
-	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
-	line, err := bufio.NewReader(out).ReadString('\n')
-	require.NoError(t, err)
-	pids, err := parseTreePids(line)
-	require.NoError(t, err, "agent said %q", line)
+	agent, pids := startTreeAgent(t, &g, "TestGroupStopRefused", ModeUtility)
 	runningTree(t, pids.all())
 	refuse(t, pids.Stubborn)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	err = g.Stop(ctx)
+	err := g.Stop(ctx)
 	require.ErrorIs(t, err, ErrNotPermitted, "the stubborn child refused SIGKILL")
 	assert.NotErrorIs(t, err, context.DeadlineExceeded, "Stop does not wait for it")
 	assert.Contains(t, err.Error(), fmt.Sprintf("could not be killed (EPERM: another user's, as after sudo) and still run: pid %d (sleep)", pids.Stubborn))
@@ -362,4 +332,23 @@ func TestGroupStartNotHeld(t *testing.T) {
 			}
 		})
 	}
+}
+
+// startTreeAgent starts the tree-agent helper (see treePids) through g in
+// mode m and returns it and its tree's pids, once the agent has printed
+// them. Its stdin stays open: the agent ends when it closes.
+func startTreeAgent(t *testing.T, g *Group, test string, m Mode) (*exec.Cmd, treePids) {
+	t.Helper()
+	agent := helperCmd(test, "tree-agent")
+	out, err := agent.StdoutPipe()
+	require.NoError(t, err)
+	_, err = agent.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(agent, Agent, m))
+	t.Cleanup(func() { _ = agent.Process.Kill(); _ = agent.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	pids, err := parseTreePids(line)
+	require.NoError(t, err, "agent said %q", line)
+	return agent, pids
 }
