@@ -36,8 +36,8 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 	spec := helperSpec{Path: cmd.Path, Args: cmd.Args, Env: cmd.Environ(), Extra: len(cmd.ExtraFiles),
 		Tier: t, Mode: m, Cgroup: g.Options.Cgroup, Foreground: a.Setctty || a.Foreground, Ctty: a.Ctty,
 		Autogroup: (a.Setsid || a.Setctty) && s.nice > 0 && autogroupOn()}
-	if spec.Autogroup {
-		spec.AppAutogroup, _, _ = autogroup(os.Getpid())
+	if s.nice > 0 && autogroupOn() {
+		spec.AppAutogroup, _, _ = autogroup(os.Getpid()) // for the holder's session watch too
 	}
 	err = startKeeper(cmd, theirs)
 	_ = theirs.Close()

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -74,8 +75,16 @@ func runHolder(sock, kfd, cfd int) int {
 		_ = unix.Close(fd)
 	}
 	app, keeper := eof(sock), eof(kfd)
+	w := newSessionWatch(settingFor(spec.Tier, spec.Mode).nice, spec.AppAutogroup)
+	look := time.NewTimer(sessionPoll)
+	defer look.Stop()
+	if w == nil {
+		look.Stop() // nothing to watch: its channel never fires
+	}
 	for {
 		select {
+		case <-look.C:
+			look.Reset(w.after(w.look(os.Getpid())))
 		case s := <-sigs:
 			if s != unix.SIGCHLD {
 				h.forward(s.(syscall.Signal))
@@ -118,12 +127,12 @@ func (h *holder) start(spec helperSpec) helperStatus {
 	var steps []stepStatus
 	if spec.Autogroup {
 		// The session's autogroup, before anything runs in it but the
-		// helpers; a refusal (the rate limit) is the app's to retry.
-		switch err := writeGroupNice(os.Getpid(), startTime(os.Getpid()), settingFor(spec.Tier, spec.Mode).nice, spec.AppAutogroup); {
-		case errors.Is(err, unix.EAGAIN):
-			refused = true
-		case err != nil:
-			steps = append(steps, stepOf(&StepError{Step: fmt.Sprintf("autogroup nice %d", settingFor(spec.Tier, spec.Mode).nice), Err: err}, true))
+		// helpers; a rate limit that outlasts the wait is the app's to
+		// retry (and the session watch's).
+		var err error
+		nice := settingFor(spec.Tier, spec.Mode).nice
+		if refused, err = ownGroupNice(nice, spec.AppAutogroup); err != nil {
+			steps = append(steps, stepOf(&StepError{Step: fmt.Sprintf("autogroup nice %d", nice), Err: err}, true))
 		}
 	}
 	o := Options{Cgroup: spec.Cgroup, OnError: func(_ *exec.Cmd, err error) { steps = append(steps, stepOf(err, false)) }}
