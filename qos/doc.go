@@ -61,10 +61,22 @@
 // /proc/<pid>/autogroup for such children: while a traced child waits at
 // its exec, else (and when the kernel's rate limit refuses that write) once
 // it runs, through the child or, once a daemonizing child has left, any
-// member of its session still running. A process that calls setsid itself
-// later (a terminal multiplexer, a daemonizing tool) gets an autogroup at
-// nice 0, which [Inspect] of its agent names; the cgroup lever in
-// [Options] does not have that hole. An app that no setsid ever moved
+// member of its session still running. A [Group] command held through
+// [Main] with Setsid starts only once its session's autogroup is at the
+// tier: the holder waits out the rate limit below (up to 5 s) before it
+// forks the command. A process of a held tree that calls setsid itself
+// later (a terminal multiplexer, a daemonizing dev server, setsid(1)) gets
+// an autogroup at nice 0 from the kernel, and no step at fork or exec can
+// prevent it (a normal user is told of no setsid: the proc connector needs
+// CAP_NET_ADMIN), so the holder reads its tree every 200 ms and writes the
+// tier's nice value to every autogroup in it that is neither the app's nor
+// at the tier already: such a session runs at nice 0 for up to 200 ms, and
+// for about 100 ms more per other session made at once by a normal user
+// (for ten made at once as user nobody, 0.1 to 1.0 s:
+// TestDescendantSessionGetsTier). Each look costs the holder under a
+// millisecond for a tree of ten processes. Outside a held Group nothing
+// watches, and [Inspect] of an agent names such a session; the cgroup
+// lever in [Options] has neither delay. An app that no setsid ever moved
 // (under init, many CI runners and containers) is in the kernel's default
 // autogroup ([RootAutogroup]), which takes no nice value; its Setsid
 // children are fixed the same way.

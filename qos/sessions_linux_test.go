@@ -192,3 +192,29 @@ func TestDescendantSessionGetsTier(t *testing.T) {
 		})
 	}
 }
+
+// BenchmarkSessionScan is one look of the holder's session watch at a tree
+// of ten processes (sleep, one thread each) below this test process (whose
+// threads are looked at too), none of which needs a write: the watch's
+// cost on a tree that made no session.
+func BenchmarkSessionScan(b *testing.B) {
+	if !autogroupOn() {
+		b.Skip("no autogroups: the holder does not look")
+	}
+	for range 10 {
+		c := exec.Command("/bin/sleep", "1000")
+		require.NoError(b, c.Start())
+		b.Cleanup(func() { _ = c.Process.Kill(); _ = c.Wait() })
+	}
+	app, _, err := autogroup(os.Getpid())
+	require.NoError(b, err)
+	w := newSessionWatch(15, app)
+	tids, err := tasks(os.Getpid())
+	require.NoError(b, err)
+	b.Logf("%d threads in the tree", len(tids)+10)
+	for b.Loop() {
+		if w.look(os.Getpid()) != 0 {
+			b.Fatal("a write was refused: none was due")
+		}
+	}
+}
