@@ -147,13 +147,6 @@ func TestGroupStopTree(t *testing.T) {
 	}
 }
 
-func mustAutogroup(t *testing.T, pid int) string {
-	t.Helper()
-	name, _, err := autogroup(pid)
-	require.NoError(t, err)
-	return name
-}
-
 // TestHolderKilled: SIGKILL of the holder (a user's kill -9, the OOM
 // killer's choice) must not free the tree it held: the keeper, a
 // subreaper too, gets the orphans and kills them. Every process of a tree
