@@ -12,6 +12,7 @@ import (
 	"sync"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -106,9 +107,13 @@ func TestLateStepFailureKeepsChild(t *testing.T) {
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	// The helper's write lands if no write of ours came in the 100 ms
-	// before it, so ours must never pause that long, even with other test
-	// binaries loading both CPUs: two writers, each on a thread of its own
-	// at nice -20 (root may).
+	// before it (any write sets the window's end to now + HZ/10), so ours
+	// must never pause that long, even with other test binaries loading
+	// both CPUs: two writers, each on a thread of its own at nice -20 (root
+	// may), each writing every 10 ms. Not without pause: two threads
+	// spinning at nice -20 would take both CPUs from everything else in
+	// their autogroup (the other packages' tests, the helper itself) for
+	// as long as the helper runs.
 	// runLowered gives each a fresh thread, never the main one, and retires
 	// it afterwards, as it does for lowered ones.
 	for range 2 {
@@ -116,12 +121,14 @@ func TestLateStepFailureKeepsChild(t *testing.T) {
 			err := runLowered(func() (func() error, error) {
 				return nil, unix.Setpriority(unix.PRIO_PROCESS, unix.Gettid(), -20)
 			}, func() error {
+				tick := time.NewTicker(10 * time.Millisecond)
+				defer tick.Stop()
 				for {
+					_ = writeFile(path, strconv.Itoa(nice))
 					select {
 					case <-stop:
 						return nil
-					default:
-						_ = writeFile(path, strconv.Itoa(nice))
+					case <-tick.C:
 					}
 				}
 			})

@@ -181,6 +181,7 @@ func TestHeldOutput(t *testing.T) {
 	cmd.Stdin = strings.NewReader("in\n")
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.WaitDelay = helperWaitDelay // a helper holding a pipe fails the test rather than hanging it
 	r, w, err := os.Pipe()
 	require.NoError(t, err)
 	cmd.ExtraFiles = []*os.File{w}

@@ -5,8 +5,10 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -20,6 +22,9 @@ const helperEnv = "QOS_TEST_HELPER"
 
 var helpers = map[string]func() int{}
 
+// helperLimit bounds a helper's run: the longest runs a few seconds.
+const helperLimit = 2 * time.Minute
+
 func TestMain(m *testing.M) {
 	Main() // the keeper and the holder a Group starts are this binary
 	if name := os.Getenv(helperEnv); name != "" {
@@ -28,6 +33,16 @@ func TestMain(m *testing.M) {
 			fmt.Fprintf(os.Stderr, "qos test: no helper %q\n", name)
 			os.Exit(2)
 		}
+		// A helper that hangs would hold its test until go test's timeout,
+		// whose dump shows the test process alone: past helperLimit the
+		// helper prints its own goroutines, for the test's failure message,
+		// and exits.
+		time.AfterFunc(helperLimit, func() {
+			buf := make([]byte, 1<<20)
+			buf = buf[:runtime.Stack(buf, true)]
+			fmt.Fprintf(os.Stderr, "qos test: helper %q still ran after %v; its goroutines:\n%s", name, helperLimit, buf)
+			os.Exit(3)
+		})
 		os.Exit(h())
 	}
 	goleak.VerifyTestMain(m)
