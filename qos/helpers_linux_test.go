@@ -30,11 +30,37 @@ func init() {
 	helpers["mainthread-locked"] = func() int { return mainThreadHelper(false) }
 	helpers["mainthread-hop"] = func() int { return mainThreadHelper(true) }
 	helpers["serving"] = servingHelper
+	describeTree = treeReport
 	helpers["printmode"] = func() int {
 		m, err := ModeFromEnv()
 		fmt.Println(m, err)
 		return 0
 	}
+}
+
+// treeReport describes each process below this one: its ids, state and
+// kernel wait channel (proc(5), /proc/<pid>/stat and wchan), its signal
+// masks and tracer (/proc/<pid>/status) and its command line.
+func treeReport() string {
+	procs, err := allProcs()
+	if err != nil {
+		return err.Error()
+	}
+	var b strings.Builder
+	for _, p := range descendants(procs, os.Getpid()) {
+		dir := "/proc/" + strconv.Itoa(p.pid) + "/"
+		wchan, _ := os.ReadFile(dir + "wchan")
+		cmdline, _ := os.ReadFile(dir + "cmdline")
+		fmt.Fprintf(&b, "pid %d ppid %d pgid %d sid %d state %c nice %d policy %d wchan %s: %s\n",
+			p.pid, p.ppid, p.pgid, p.sid, p.state, p.nice, p.policy, wchan, strings.ReplaceAll(string(cmdline), "\x00", " "))
+		status, _ := os.ReadFile(dir + "status")
+		for l := range strings.Lines(string(status)) {
+			if k, _, _ := strings.Cut(l, ":"); strings.HasPrefix(k, "Sig") || k == "ShdPnd" || k == "TracerPid" {
+				b.WriteString("\t" + l)
+			}
+		}
+	}
+	return b.String()
 }
 
 // helperCmd returns a command that runs helper name in a copy of this test

@@ -22,6 +22,11 @@ const helperEnv = "QOS_TEST_HELPER"
 
 var helpers = map[string]func() int{}
 
+// describeTree describes the processes below this one, where the system
+// tells (helpers_linux_test.go): what a hung helper waits for is often one
+// of them.
+var describeTree = func() string { return "(not read on " + runtime.GOOS + ")" }
+
 // helperLimit bounds a helper's run: the longest runs a few seconds.
 const helperLimit = 2 * time.Minute
 
@@ -40,7 +45,8 @@ func TestMain(m *testing.M) {
 		time.AfterFunc(helperLimit, func() {
 			buf := make([]byte, 1<<20)
 			buf = buf[:runtime.Stack(buf, true)]
-			fmt.Fprintf(os.Stderr, "qos test: helper %q still ran after %v; its goroutines:\n%s", name, helperLimit, buf)
+			fmt.Fprintf(os.Stderr, "qos test: helper %q still ran after %v; its processes:\n%s\nits goroutines:\n%s",
+				name, helperLimit, describeTree(), buf)
 			os.Exit(3)
 		})
 		os.Exit(h())
