@@ -64,8 +64,12 @@ func sessionBurstHelper() int {
 	for i := range r.Agents {
 		wg.Go(func() {
 			a := &r.Agents[i]
+			// echo "$(cat ...)": a line even in the kernel's default
+			// autogroup, whose file reads empty (kernel/sched/autogroup.c,
+			// proc_sched_autogroup_show_task), as it does under a runner
+			// that never called setsid(2).
 			cmd := exec.Command("/bin/sh", "-c",
-				"cat /proc/self/autogroup; read go; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; read end")
+				`echo "$(cat /proc/self/autogroup)"; read go; setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo $!; read end`)
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: os.Getenv("QOS_TEST_SETSID") == "1"}
 			out, _ := cmd.StdoutPipe()
 			ins[i], _ = cmd.StdinPipe()
@@ -102,7 +106,7 @@ func sessionBurstHelper() int {
 			a.Problems = append(a.Problems, fmt.Sprintf("daemon's pid: %q: %v", line, err))
 		}
 	}
-	agentGroup := func(a sessionAgent) string { return strings.Fields(a.AtStart + " ")[0] }
+	agentGroup := func(a sessionAgent) string { name, _, _ := parseAutogroup(a.AtStart); return name }
 	// Every daemon is read in each pass, so each delay is when it was
 	// first seen at the tier's nice value, within one pass.
 	for i := range r.Agents {
