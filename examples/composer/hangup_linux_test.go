@@ -84,7 +84,11 @@ func startOnPTY(t *testing.T, ctty bool) *ptyApp {
 	stderr, err := os.Create(filepath.Join(dir, "stderr"))
 	require.NoError(t, err)
 	t.Cleanup(func() { assert.NoError(t, stderr.Close()) })
-	a.cmd = exec.Command(exe, "-dir", a.state, "-chats", "general,build", "-agents")
+	// env --default-signal=HUP: SIGHUP at its default, as a terminal
+	// emulator starts its shell, even when this test runs under nohup(1)
+	// (execve(2) keeps an ignored signal ignored, and the app rightly leaves
+	// it so). env execs the app: its pid, session and terminal are the app's.
+	a.cmd = exec.Command("env", "--default-signal=HUP", exe, "-dir", a.state, "-chats", "general,build", "-agents")
 	// The environment of a terminal emulator: what the app asks of its
 	// terminal (below) depends on TERM, which a test run may lack or have
 	// "dumb", and termenv treats any CI variable as "not a terminal"
