@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
 	"fmt"
@@ -20,8 +19,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offmain/offmain/examples/gui/internal/xwin"
 	"github.com/offmain/offmain/examples/internal/chatstate"
+	"github.com/offmain/offmain/examples/internal/xwin"
 )
 
 // e2eEnv, set to 1 (as .ci/gui does), makes missing X tools a failure
@@ -132,37 +131,16 @@ func requireTools(t *testing.T, tools ...string) {
 	}
 }
 
-// startX starts an Xvfb of its own, which picks a free display number and
-// writes it to -displayfd, and stops it at cleanup.
+// startX starts an Xvfb of its own and stops it at cleanup. -ardelay: no
+// autorepeat. xdotool holds each key for an instant, but on a loaded
+// machine it was seen to hold one past the X server's 660 ms repeat delay,
+// which typed "plusss" for "plus".
 func startX(t *testing.T) string {
 	t.Helper()
-	r, w, err := os.Pipe()
+	x, err := xwin.StartXvfb("-ardelay", "100000")
 	require.NoError(t, err)
-	// -ardelay: no autorepeat. xdotool holds each key for an instant, but
-	// on a loaded machine it was seen to hold one past the X server's
-	// 660 ms repeat delay, which typed "plusss" for "plus".
-	x := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "800x600x24", "-nolisten", "tcp", "-ardelay", "100000")
-	x.ExtraFiles = []*os.File{w}
-	require.NoError(t, x.Start())
-	require.NoError(t, w.Close())
-	t.Cleanup(func() {
-		_ = x.Process.Kill()
-		_ = x.Wait()
-	})
-	n := make(chan string, 1)
-	go func() {
-		line, _ := bufio.NewReader(r).ReadString('\n')
-		_ = r.Close()
-		n <- strings.TrimSpace(line)
-	}()
-	select {
-	case num := <-n:
-		require.NotEmpty(t, num, "Xvfb's display number: got none")
-		return ":" + num
-	case <-time.After(hangGuard):
-		t.Fatal("Xvfb did not report its display")
-		return ""
-	}
+	t.Cleanup(x.Stop)
+	return x.Display
 }
 
 // app is a running copy of the app (the test binary, with appEnv set).
@@ -262,29 +240,16 @@ func paste(t *testing.T, display, text string) {
 
 func screenshot(t *testing.T, display string) image.Image {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "shot.png")
-	cmd := exec.Command("import", "-window", "root", path)
-	cmd.Env = append(os.Environ(), "DISPLAY="+display)
-	out, err := cmd.CombinedOutput()
-	require.NoError(t, err, "import: %s", out)
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	img, err := png.Decode(f)
+	img, err := xwin.Screenshot(display)
 	require.NoError(t, err)
 	return img
 }
 
-// ocr reads the text of img with tesseract.
 func ocr(t *testing.T, img image.Image) string {
 	t.Helper()
-	var b bytes.Buffer
-	require.NoError(t, png.Encode(&b, img))
-	cmd := exec.Command("tesseract", "stdin", "stdout")
-	cmd.Stdin = &b
-	out, err := cmd.Output()
-	require.NoError(t, err, "tesseract")
-	return string(out)
+	text, err := xwin.OCR(img)
+	require.NoError(t, err)
+	return text
 }
 
 // waitScreen takes screenshots until every want is on screen, and returns
@@ -300,7 +265,7 @@ func waitScreen(t *testing.T, display string, want ...string) image.Image {
 		text := ocr(t, img)
 		missing := 0
 		for _, w := range want {
-			if !strings.Contains(letters(text), letters(w)) {
+			if !strings.Contains(xwin.Letters(text), xwin.Letters(w)) {
 				missing++
 			}
 		}
@@ -318,21 +283,6 @@ func waitScreen(t *testing.T, display string, want ...string) image.Image {
 		}
 		<-tick.C
 	}
-}
-
-// letters keeps the letters, digits and # of s, lower-cased: tesseract
-// reads the gaps around a tab (drawn as a box) and the caret as spaces,
-// quotes or nothing from one screenshot to the next.
-func letters(s string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '#':
-			return r
-		case r >= 'A' && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return -1
-	}, s)
 }
 
 // waitFile waits until path contains want.

@@ -5,6 +5,7 @@ go 1.26.0
 replace github.com/offmain/offmain => ../..
 
 require (
+	github.com/jezek/xgb v1.1.1
 	github.com/offmain/offmain v0.0.0-00010101000000-000000000000
 	github.com/stretchr/testify v1.12.1
 	go.uber.org/goleak v1.3.0

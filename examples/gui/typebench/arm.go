@@ -10,7 +10,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/offmain/offmain/examples/gui/internal/xwin"
+	"github.com/offmain/offmain/examples/internal/xwin"
 )
 
 // sample is one key: when typebench sent it and when the app saw it pass
@@ -41,32 +41,32 @@ func runArm(bin, dir string, a arm, c config) (roundResult, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return res, err
 	}
-	display, xpid, stopX, err := startX()
+	srv, err := xwin.StartXvfb()
 	if err != nil {
 		return res, err
 	}
-	defer stopX()
+	defer srv.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	probe := filepath.Join(dir, "keys.csv")
-	cmd, log, err := startApp(ctx, bin, dir, display, probe, a, c.agent)
+	cmd, log, err := startApp(ctx, bin, dir, srv.Display, probe, a, c.agent)
 	if err != nil {
 		return res, err
 	}
 	defer func() { _ = cmd.Process.Kill(); _ = cmd.Wait() }()
-	x, err := xwin.Dial(display)
+	x, err := xwin.Dial(srv.Display)
 	if err != nil {
 		return res, err
 	}
 	defer x.Close()
 	res.calib = calibrate(c.warm) // a benchmark's pause, not synchronisation: the agents get going
-	app0, x0 := threadsUse(cmd.Process.Pid), threadsUse(xpid)
+	app0, x0 := threadsUse(cmd.Process.Pid), threadsUse(srv.Pid)
 	sent, server, err := typeKeys(x, c.keys, c.pace)
 	if err != nil {
 		return res, err
 	}
 	time.Sleep(time.Second) // the last key's frame
-	res.app, res.x = threadsUse(cmd.Process.Pid).minus(app0), threadsUse(xpid).minus(x0)
+	res.app, res.x = threadsUse(cmd.Process.Pid).minus(app0), threadsUse(srv.Pid).minus(x0)
 	w, err := x.Find("offmain gui")
 	if err != nil {
 		return res, err

@@ -159,31 +159,6 @@ func selectArms(only string) ([]int, error) {
 	return out, nil
 }
 
-// startX starts a private Xvfb and returns its display, its pid and its stop.
-func startX() (string, int, func(), error) {
-	r, w, err := os.Pipe()
-	if err != nil {
-		return "", 0, nil, err
-	}
-	x := exec.Command("Xvfb", "-displayfd", "3", "-screen", "0", "800x600x24", "-nolisten", "tcp")
-	x.ExtraFiles = []*os.File{w}
-	if err := x.Start(); err != nil {
-		return "", 0, nil, fmt.Errorf("starting Xvfb (Debian: xvfb): %w", err)
-	}
-	_ = w.Close()
-	stop := func() {
-		_ = x.Process.Kill()
-		_ = x.Wait()
-	}
-	line, _ := bufio.NewReader(r).ReadString('\n')
-	_ = r.Close()
-	if strings.TrimSpace(line) == "" {
-		stop()
-		return "", 0, nil, fmt.Errorf("the X server (Xvfb) reported no display")
-	}
-	return ":" + strings.TrimSpace(line), x.Process.Pid, stop, nil
-}
-
 // startApp starts the app and waits for its first frame.
 // The goroutine that copies the rest of its stderr into log ends when the
 // app exits; done is closed then.
