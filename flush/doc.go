@@ -51,8 +51,9 @@
 // None of these makes a toolkit a dependency of this module; they are the
 // lines to put in an app.
 //
-// Fyne (read against Fyne v2.7.1, and driven by hand in a Fyne window
-// under Xvfb; not in CI). Fyne catches SIGINT and SIGTERM itself: its GLFW
+// Fyne (read against Fyne v2.7.1, and driven under Xvfb by the
+// repository's examples/fyne, whose end-to-end test runs in its CI). Fyne
+// catches SIGINT and SIGTERM itself: its GLFW
 // driver's Run starts catchTerm (internal/driver/glfw/driver.go,
 // driver_desktop.go), which calls signal.Notify for those two and, at the
 // first, queues the driver's Quit on the main goroutine (it reads no
@@ -119,16 +120,23 @@
 // deadline on that goroutine while the window keeps drawing and taking
 // keys; the Run after ShowAndRun saves what was typed meanwhile.
 //
-// What was driven by hand, in a Fyne v2.7.1 window under Xvfb with a draft
-// typed with xdotool and a flush held open: SIGTERM, one flush for Fyne's
-// quit and Notify's, exit 143, the draft on disk; SIGTERM then SIGHUP, the
-// same; SIGINT twice, exit 130 at once; SIGHUP alone, exit 129 once the
-// flush ended; the close button (WM_DELETE_WINDOW), the window on screen
-// during the flush and the text typed meanwhile on disk after the second
-// Run; a flush that fails at the close, the window kept and the dialog's
-// report. Beside a busy loop on each core, SIGINT twice once ran the flush
-// to its deadline and exited 0 instead of 130 (twice in two runs), which is
-// not understood yet.
+// What examples/fyne's test checks, a Fyne v2.7.1 window under Xvfb with
+// a draft typed with xdotool, saved by the quit's flush only, and a flush
+// held open until the test lets it end: SIGTERM, one flush for Fyne's quit
+// and Notify's, exit 143, the draft on disk; SIGTERM then SIGHUP, the
+// same (either may come first: both pending, the kernel delivers the
+// lower-numbered); SIGINT twice, exit 130 without waiting; SIGHUP alone,
+// exit 129 once the flush ended; the close button (WM_DELETE_WINDOW), the
+// window on screen during the flush and the text typed meanwhile on disk
+// after the second Run; a flush that fails at the close, the window kept
+// and the dialog on screen.
+//
+// An app started as a shell's background job (`app &` in a script) runs
+// with SIGINT ignored (POSIX.1-2017, XCU 2.11): Notify leaves it ignored,
+// but Fyne's own signal.Notify turns it back on, so SIGINT then quits
+// through Fyne alone, and a second SIGINT cannot cut the flush short: the
+// Run after ShowAndRun runs it to its deadline and main returns 0 (the
+// test checks this too).
 //
 // Wails v2: OnShutdown runs after the frontend is gone, just before the
 // process ends; Run has its own deadline, so do not tie it to the app's ctx.
