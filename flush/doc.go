@@ -135,8 +135,8 @@
 // with SIGINT ignored (POSIX.1-2017, XCU 2.11): Notify leaves it ignored,
 // but Fyne's own signal.Notify turns it back on, so SIGINT then quits
 // through Fyne alone, and a second SIGINT cannot cut the flush short: the
-// Run after ShowAndRun runs it to its deadline and main returns 0 (the
-// test checks this too).
+// Run after ShowAndRun runs it to its end (at most its deadline) and main
+// returns 0 (the test checks this too).
 //
 // Wails v2: OnShutdown runs after the frontend is gone, just before the
 // process ends; Run has its own deadline, so do not tie it to the app's ctx.

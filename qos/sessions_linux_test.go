@@ -106,7 +106,13 @@ func sessionBurstHelper() int {
 			a.Problems = append(a.Problems, fmt.Sprintf("daemon's pid: %q: %v", line, err))
 		}
 	}
-	agentGroup := func(a sessionAgent) string { name, _, _ := parseAutogroup(a.AtStart); return name }
+	agentGroup := func(a *sessionAgent) string {
+		name, _, err := parseAutogroup(a.AtStart)
+		if err != nil {
+			a.Problems = append(a.Problems, "its first line: "+err.Error())
+		}
+		return name
+	}
 	// Every daemon is read in each pass, so each delay is when it was
 	// first seen at the tier's nice value, within one pass.
 	for i := range r.Agents {
@@ -125,7 +131,7 @@ func sessionBurstHelper() int {
 				a.Problems = append(a.Problems, err.Error())
 				continue
 			}
-			a.Nice, a.Own = nice, name != app && name != agentGroup(*a)
+			a.Nice, a.Own = nice, name != app && name != agentGroup(a)
 			if a.Own && nice == r.Nice {
 				a.DelayMs = float64(time.Since(setsidAt).Microseconds()) / 1000
 			} else {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -51,12 +52,12 @@ func TestMain(m *testing.M) {
 // holds every flush open until the test releases it, as a slow disk would:
 // each text found on disk was written by the quit's flush.
 func TestQuits(t *testing.T) {
-	for _, tool := range []string{"Xvfb", "import", "tesseract"} {
+	for _, tool := range []string{"Xvfb", "xdotool", "import", "tesseract"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			if os.Getenv(e2eEnv) == "1" {
 				t.Fatalf("%s is not installed, and %s=1 asks for this test", tool, e2eEnv)
 			}
-			t.Skipf("needs Xvfb, imagemagick and tesseract-ocr (.ci/fyne installs them): %v", err)
+			t.Skipf("needs xvfb, xdotool, imagemagick and tesseract-ocr (.ci/fyne installs them): %v", err)
 		}
 	}
 	// -ardelay: no autorepeat, a held key types once; -noreset: the server
@@ -127,6 +128,7 @@ func TestQuits(t *testing.T) {
 		a.waitLine("hold: flush 1")
 		a.waitGone()
 		a.signal(syscall.SIGINT)
+		a.waitDelivered(syscall.SIGINT) // it reached the app before the flush may end
 		a.release()
 		a.requireExit(0)
 		assert.Equal(t, 0, a.count("second signal"), "%s", a.stderr())
@@ -142,6 +144,8 @@ func TestQuits(t *testing.T) {
 		a.typeText("terminal closed")
 		a.signal(syscall.SIGHUP)
 		a.waitLine("hold: flush 1")
+		_, err := a.x.Find(title)
+		require.NoError(t, err, "the window during the flush")
 		a.release()
 		a.requireExit(129)
 		assert.Equal(t, "terminal closed", a.draft())
@@ -244,10 +248,13 @@ func startWrapped(t *testing.T, display string, wrap []string, args ...string) *
 			// No window manager gives it the keyboard: the test does,
 			// as a click on the window would. X refuses the focus
 			// (BadMatch) until the window is mapped.
-			focus := exec.Command("xdotool", "windowfocus", "--sync", strconv.FormatUint(uint64(w), 10))
+			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+			focus := exec.CommandContext(ctx, "xdotool", "windowfocus", "--sync", strconv.FormatUint(uint64(w), 10))
 			focus.Env = append(os.Environ(), "DISPLAY="+display)
 			var out []byte
-			if out, err = focus.CombinedOutput(); err == nil {
+			out, err = focus.CombinedOutput()
+			cancel()
+			if err == nil {
 				return a
 			}
 			err = fmt.Errorf("xdotool windowfocus: %w: %s", err, out)
@@ -287,7 +294,9 @@ func (a *fyneApp) lastText() string {
 
 func (a *fyneApp) xdo(args ...string) {
 	a.t.Helper()
-	cmd := exec.Command("xdotool", args...)
+	ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "xdotool", args...)
 	cmd.Env = append(os.Environ(), "DISPLAY="+a.display)
 	out, err := cmd.CombinedOutput()
 	require.NoError(a.t, err, "xdotool %v: %s", args, out)
@@ -303,6 +312,37 @@ func (a *fyneApp) closeWindow() {
 	w, err := a.x.Find(title)
 	require.NoError(a.t, err)
 	require.NoError(a.t, a.x.CloseWindow(w))
+}
+
+// waitDelivered waits until no thread of the app has sig pending: the
+// kernel has delivered it (SigPnd and ShdPnd in /proc/<pid>/task/<tid>/status,
+// proc(5)).
+func (a *fyneApp) waitDelivered(sig syscall.Signal) {
+	a.t.Helper()
+	bit := uint64(1) << (sig - 1)
+	deadline := time.Now().Add(hangGuard)
+	for {
+		pending := false
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", a.cmd.Process.Pid))
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			for l := range strings.Lines(string(b)) {
+				k, v, _ := strings.Cut(strings.TrimSpace(l), ":")
+				if k == "SigPnd" || k == "ShdPnd" {
+					if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&bit != 0 {
+						pending = true
+					}
+				}
+			}
+		}
+		if !pending {
+			return
+		}
+		if time.Now().After(deadline) {
+			a.t.Fatalf("%v still pending\n%s", sig, a.stderr())
+		}
+		time.Sleep(5 * time.Millisecond) // the kernel's state: nothing to wait on
+	}
 }
 
 // release lets the held flush end.

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"os/signal"
 	"syscall"
 	"testing"
 	"time"
@@ -139,18 +140,23 @@ func runChild(t *testing.T, test, scenario string, wrap []string) (int, string) 
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	if wrap == nil {
-		// As a session's app starts: SIGHUP at its default, even when this
-		// test runs under nohup(1) (execve(2) keeps an ignored signal
-		// ignored). env(1) --default-signal: coreutils 8.31.
-		wrap = []string{"env", "--default-signal=HUP"}
-	}
 	args := append(append(append([]string(nil), wrap...), exe), "-test.run=^"+test+"$")
 	cmd := exec.Command(args[0], args[1:]...)
 	cmd.Env = append(os.Environ(), childEnv+"="+scenario)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	err = cmd.Run()
+	// As a session's app starts: SIGHUP and SIGINT at their defaults, even
+	// when this test runs under nohup(1) or as a script's background job
+	// (execve(2) keeps an ignored signal ignored, and the watcher rightly
+	// leaves it so). While a Notify holds them, this process catches them,
+	// and a caught signal is reset to its default at exec (signal(7)); Stop
+	// puts back what was there.
+	held := make(chan os.Signal, 1)
+	signal.Notify(held, syscall.SIGHUP, syscall.SIGINT)
+	err = cmd.Start()
+	signal.Stop(held)
+	require.NoError(t, err)
+	err = cmd.Wait()
 	var exit *exec.ExitError
 	require.True(t, errors.As(err, &exit), "the child exits with a status: %v; stderr: %s", err, stderr.String())
 	return exit.ExitCode(), stderr.String()

@@ -2,7 +2,7 @@ package xwin
 
 import (
 	"bufio"
-	"errors"
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,8 +13,9 @@ import (
 // Server is a private X server (Xvfb) on a display of its own.
 type Server struct {
 	Display string // ":N"
-	Pid     int
-	cmd     *exec.Cmd
+	Pid     int    // the server's process, for reading its CPU time
+
+	cmd *exec.Cmd
 }
 
 // StartXvfb starts Xvfb with one 800x600x24 screen and no TCP listener. It
@@ -29,6 +30,8 @@ func StartXvfb(extra ...string) (*Server, error) {
 	args := append([]string{"-displayfd", "3", "-screen", "0", "800x600x24", "-nolisten", "tcp"}, extra...)
 	x := exec.Command("Xvfb", args...)
 	x.ExtraFiles = []*os.File{w}
+	var stderr bytes.Buffer // its reasons, if it reports no display; nothing else is read
+	x.Stderr = &stderr
 	err = x.Start()
 	_ = w.Close()
 	if err != nil {
@@ -46,7 +49,7 @@ func StartXvfb(extra ...string) (*Server, error) {
 	case <-time.After(time.Minute):
 	}
 	s.Stop() // closes the pipe's far end: the reader ends
-	return nil, errors.New("xwin: Xvfb reported no display")
+	return nil, fmt.Errorf("xwin: Xvfb reported no display: %s", bytes.TrimSpace(stderr.Bytes()))
 }
 
 // Stop kills the server and waits for it.

@@ -1,9 +1,11 @@
-// Package xwin is the X11 client the end-to-end test and typebench use to
-// drive the app's window as a person and a window manager would: keys
-// through the XTEST extension (what xdotool uses, without a process per key)
-// and a close through WM_DELETE_WINDOW (what a window manager sends when the
-// close button is clicked; ICCCM section 4.2.8.1). It speaks the X protocol
-// in Go (github.com/jezek/xgb), so timing a key costs no fork.
+// Package xwin is what the desktop examples' end-to-end tests and the gui
+// example's typebench use to drive a window as a person and a window
+// manager would, on a private X server (StartXvfb): keys through the XTEST
+// extension (what xdotool uses, without a process per key), a close
+// through WM_DELETE_WINDOW (what a window manager sends when the close
+// button is clicked; ICCCM section 4.2.8.1), and the screen read back
+// (Screenshot, OCR). It speaks the X protocol in Go (github.com/jezek/xgb),
+// so timing a key costs no fork.
 package xwin
 
 import (
