@@ -241,31 +241,49 @@ func startWrapped(t *testing.T, display string, wrap []string, args ...string) *
 	a.x, err = xwin.Dial(display)
 	require.NoError(t, err)
 	t.Cleanup(a.x.Close)
-	deadline := time.Now().Add(hangGuard)
-	for {
+	var why error
+	a.poll(50*time.Millisecond, func() bool {
 		w, err := a.x.Find(title)
 		if err == nil {
 			// No window manager gives it the keyboard: the test does,
 			// as a click on the window would. X refuses the focus
 			// (BadMatch) until the window is mapped.
 			ctx, cancel := context.WithTimeout(context.Background(), hangGuard)
+			defer cancel()
 			focus := exec.CommandContext(ctx, "xdotool", "windowfocus", "--sync", strconv.FormatUint(uint64(w), 10))
 			focus.Env = append(os.Environ(), "DISPLAY="+display)
-			var out []byte
-			out, err = focus.CombinedOutput()
-			cancel()
-			if err == nil {
-				return a
+			out, ferr := focus.CombinedOutput()
+			if ferr == nil {
+				return true
 			}
-			err = fmt.Errorf("xdotool windowfocus: %w: %s", err, out)
+			err = fmt.Errorf("xdotool windowfocus: %w: %s", ferr, out)
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no window %q: %v\n%s", title, err, a.stderr())
-		}
+		why = err
+		return false
+	}, func() string { return fmt.Sprintf("no window %q: %v", title, why) })
+	return a
+}
+
+// poll calls done every interval until it reports true, and fails the test
+// with what's words and the app's stderr after hangGuard or once the app
+// exited. What it waits for is another process's state (the X server's,
+// the kernel's), which sends this one no word when it changes.
+func (a *fyneApp) poll(interval time.Duration, done func() bool, what func() string) {
+	a.t.Helper()
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	timer := time.NewTimer(hangGuard)
+	defer timer.Stop()
+	for !done() {
 		select {
+		case <-tick.C:
 		case <-a.exited:
-			t.Fatalf("the app exited before its window showed\n%s", a.stderr())
-		case <-time.After(50 * time.Millisecond):
+			if !done() {
+				a.t.Fatalf("the app exited: %s\n%s", what(), a.stderr())
+			}
+			return
+		case <-timer.C:
+			a.t.Fatalf("%s\n%s", what(), a.stderr())
 		}
 	}
 }
@@ -320,29 +338,20 @@ func (a *fyneApp) closeWindow() {
 func (a *fyneApp) waitDelivered(sig syscall.Signal) {
 	a.t.Helper()
 	bit := uint64(1) << (sig - 1)
-	deadline := time.Now().Add(hangGuard)
-	for {
-		pending := false
+	a.poll(5*time.Millisecond, func() bool {
 		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", a.cmd.Process.Pid))
 		for _, f := range tasks {
 			b, _ := os.ReadFile(f)
 			for l := range strings.Lines(string(b)) {
 				k, v, _ := strings.Cut(strings.TrimSpace(l), ":")
-				if k == "SigPnd" || k == "ShdPnd" {
-					if m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64); err == nil && m&bit != 0 {
-						pending = true
-					}
+				m, err := strconv.ParseUint(strings.TrimSpace(v), 16, 64)
+				if (k == "SigPnd" || k == "ShdPnd") && err == nil && m&bit != 0 {
+					return false
 				}
 			}
 		}
-		if !pending {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("%v still pending\n%s", sig, a.stderr())
-		}
-		time.Sleep(5 * time.Millisecond) // the kernel's state: nothing to wait on
-	}
+		return true
+	}, func() string { return fmt.Sprintf("%v still pending", sig) })
 }
 
 // release lets the held flush end.
@@ -372,41 +381,28 @@ func (a *fyneApp) waitLine(want string) {
 // waitGone waits until the window is gone.
 func (a *fyneApp) waitGone() {
 	a.t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for {
-		if _, err := a.x.Find(title); err != nil {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("the window is still there\n%s", a.stderr())
-		}
-		time.Sleep(20 * time.Millisecond) // the X server's state: nothing to wait on
-	}
+	a.poll(20*time.Millisecond, func() bool {
+		_, err := a.x.Find(title)
+		return err != nil
+	}, func() string { return "the window is still there" })
 }
 
 // waitScreen takes screenshots until OCR reads every want on screen.
 func (a *fyneApp) waitScreen(want ...string) {
 	a.t.Helper()
-	deadline := time.Now().Add(hangGuard)
-	for {
+	var text string
+	a.poll(200*time.Millisecond, func() bool {
 		img, err := xwin.Screenshot(a.display)
 		require.NoError(a.t, err)
-		text, err := xwin.OCR(img)
+		text, err = xwin.OCR(img)
 		require.NoError(a.t, err)
-		missing := 0
 		for _, w := range want {
 			if !strings.Contains(xwin.Letters(text), xwin.Letters(w)) {
-				missing++
+				return false
 			}
 		}
-		if missing == 0 {
-			return
-		}
-		if time.Now().After(deadline) {
-			a.t.Fatalf("on screen: want %q, got (OCR):\n%s", want, text)
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
+		return true
+	}, func() string { return fmt.Sprintf("on screen: want %q, got (OCR):\n%s", want, text) })
 }
 
 func (a *fyneApp) requireExit(want int) {
