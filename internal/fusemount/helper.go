@@ -8,9 +8,12 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
+	"runtime/trace"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -60,6 +63,9 @@ type helper struct {
 	enc *json.Encoder
 
 	srv      Server
+	fr       *trace.FlightRecorder // with EnvTrace set
+	traceDir string
+	traces   int
 	shutOnce sync.Once
 	shutErr  error
 }
@@ -94,7 +100,42 @@ func runHelper(serve ServeFunc) error {
 		return oneline.Join(err, h.shutdown())
 	}
 	go h.watchParent(sig, parent)
+	if dir := os.Getenv(EnvTrace); dir != "" {
+		h.fr = trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: 90 * time.Second, MaxBytes: 256 << 20})
+		if err := h.fr.Start(); err != nil {
+			return oneline.Join(fmt.Errorf("%s: %w", EnvTrace, err), h.shutdown())
+		}
+		h.traceDir = dir
+	}
 	return h.serveCalls(dec)
+}
+
+// EnvTrace names a directory: with it set, a helper keeps a flight
+// recording of its execution trace (runtime/trace) and writes it there,
+// as helper-<pid>-<n>.trace, each time the parent asks for its
+// [Process.Stacks], so that a hang seen once in hours can be read in go
+// tool trace from both sides.
+const EnvTrace = "OFFMAIN_FUSE_TRACE"
+
+// writeTrace writes the flight recording, if one is kept, and says where.
+func (h *helper) writeTrace() string {
+	if h.fr == nil {
+		return ""
+	}
+	h.traces++
+	name := filepath.Join(h.traceDir, fmt.Sprintf("helper-%d-%d.trace", os.Getpid(), h.traces))
+	f, err := os.Create(name)
+	if err != nil {
+		return "\nflight recording: " + err.Error()
+	}
+	_, err = h.fr.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "\nflight recording: " + err.Error()
+	}
+	return "\nflight recording of the helper: " + name
 }
 
 // serveCalls answers the parent's calls until it asks to unmount or its
@@ -115,7 +156,7 @@ func (h *helper) serveCalls(dec *json.Decoder) error {
 			err := h.shutdown()
 			return h.reply(m.ID, nil, err)
 		case methodStacks:
-			result = Stacks()
+			result = Stacks() + h.writeTrace()
 		default:
 			result, err = h.srv.Call(m.Method, m.Args)
 		}

@@ -318,8 +318,40 @@ func TestTortureCountsHangs(t *testing.T) {
 	assert.Contains(t, c.Faults[0], "fusemount.Serve", "the helper's goroutines")
 	assert.Regexp(t, `scheduler: gomaxprocs=\d+ threads=\d+ goroutines running=\d+ runnable=\d+`, c.Faults[0], "the scheduler's counts")
 	assert.Contains(t, c.Faults[0], "\nafter the Close: scheduler: ", "the counts once the cycle ended")
+	assert.Regexp(t, `\ntimeline \(per second[^\n]*\n(  \d\d:\d\d:\d\d\.\d{3} \+[^\n]*\n)*  in all: test cpu \S+ wait \S+; helper cpu \S+ wait \S+; cpu pressure \S+\n`,
+		c.Faults[0], "the minute before the hang, from /proc")
+	assert.Regexp(t, `\nlast steps of the torture [^\n]*\n  \d\d:\d\d:\d\d\.\d{6} save 1 +\S+ ops=\d+ <nil>\n`, c.Faults[0],
+		"the save the hung flush followed")
+	assert.Regexp(t, `\n  \d\d:\d\d:\d\d\.\d{6} flush +in flight for \S+, ops=\d+ at its start, \d+ now\n`, c.Faults[0],
+		"the flush that hung, still in flight")
 	t.Log(c.Faults[0][:strings.Index(c.Faults[0], "\n\n")])
 	assert.Zero(t, c.Acked, "acknowledged")
+}
+
+// With EnvTrace set, a hang writes the flight recordings of both
+// processes' execution traces, and its report says where.
+func TestTortureHangTraces(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(powercut.EnvTrace, dir)
+	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
+	w := &hangingWriter{stuck: make(chan struct{})}
+	defer w.ended.Wait()
+	defer close(w.stuck)
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 1, Seed: 1, HangGuard: 100 * time.Millisecond})
+	require.NoError(t, err)
+	require.Len(t, c.Faults, 1)
+	for _, who := range []string{"this process", "the helper"} {
+		m := regexp.MustCompile(`\nflight recording of ` + who + `: (\S+)\n`).FindStringSubmatch(c.Faults[0] + "\n")
+		if !assert.NotNil(t, m, "where %s's recording went", who) {
+			continue
+		}
+		data, err := os.ReadFile(m[1])
+		require.NoError(t, err)
+		assert.Equal(t, dir, filepath.Dir(m[1]))
+		// The trace format's header (src/internal/trace/version).
+		assert.Regexp(t, `^go 1\.\d+ trace\x00`, string(data[:min(len(data), 16)]), "%s's recording", who)
+	}
 }
 
 // The filesystem is served by a helper process, not by the process that

@@ -8,7 +8,11 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
+	"runtime/trace"
 	"slices"
+	"strings"
+	"sync"
 	"time"
 
 	"github.com/offmain/offmain/internal/fusemount"
@@ -107,6 +111,18 @@ func (c Counts) String() string {
 func Torture(fsys *FS, dir string, s Subject, cfg Config) (Counts, error) {
 	t := &torture{fsys: fsys, dir: dir, s: s, cfg: cfg.withDefaults(),
 		rng: rand.New(rand.NewPCG(cfg.Seed, cfg.Seed+1))}
+	t.tl = startTimeline(fsys.proc.Pid(), fsys.Ops)
+	defer t.tl.end()
+	if dir := os.Getenv(EnvTrace); dir != "" {
+		// A hang is rare (a few in 20,000 cuts): keep the last stretch of
+		// the execution trace and write it out only for one.
+		t.fr = trace.NewFlightRecorder(trace.FlightRecorderConfig{MinAge: t.cfg.HangGuard + 15*time.Second, MaxBytes: 256 << 20})
+		if err := t.fr.Start(); err != nil {
+			return t.counts, fmt.Errorf("powercut: %s: %w", EnvTrace, err)
+		}
+		t.traceDir = dir
+		defer t.fr.Stop()
+	}
 	w, v, err := s.Open(dir)
 	if err != nil && !errors.Is(err, ErrTorn) {
 		return t.counts, err
@@ -136,6 +152,33 @@ type torture struct {
 	hist   []int // the file's states in this cycle: the value at power-on, then each Save
 	acked  int   // the index in hist of the last state a Flush acknowledged
 	counts Counts
+
+	stepMu   sync.Mutex            // protects steps and nsteps, which the guard's timer reads
+	tl       *timeline             // what the kernel said of both processes, each second
+	steps    [stepsKept]stepRecord // the last steps, for a hang's report
+	inFlight *stepRecord           // the step being made, if any
+	nsteps   int
+	fr       *trace.FlightRecorder // with EnvTrace set
+	traceDir string
+}
+
+// EnvTrace names a directory: with it set, a Torture keeps a flight
+// recording of its process's execution trace (runtime/trace) and writes
+// it there for each hang, as hang-<pid>-<cut>.trace, for go tool trace;
+// the helper does the same when the hang's stacks are taken
+// ([fusemount.EnvTrace]).
+const EnvTrace = fusemount.EnvTrace
+
+// stepsKept is how many of its last steps a hang's report lists.
+const stepsKept = 48
+
+// stepRecord is one Save, or one Flush, as the torture made it.
+type stepRecord struct {
+	at   time.Time
+	v    int // the value saved, 0 a remove; -1 a Flush
+	took time.Duration
+	ops  uint64 // the operations counted before it
+	err  error
 }
 
 func (c Config) withDefaults() Config {
@@ -205,8 +248,9 @@ type hangGuard struct {
 func (t *torture) guard() *hangGuard {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &hangGuard{ctx: ctx, cancel: cancel, stacks: make(chan string, 1)}
+	start := time.Now()
 	g.timer = time.AfterFunc(t.cfg.HangGuard, func() {
-		s := stacks(t.fsys)
+		s := stacks(t.fsys) + "\n" + t.tl.report(start) + t.stepReport() + t.writeTrace()
 		cancel()
 		g.stacks <- s
 	})
@@ -248,14 +292,94 @@ func (t *torture) step(ctx context.Context, w Writer) {
 	if t.cfg.RemoveEvery > 0 && t.rng.IntN(t.cfg.RemoveEvery) == 0 {
 		v = 0
 	}
-	if w.Save(v) != nil {
+	start, ops := time.Now(), t.fsys.Ops()
+	t.begin(stepRecord{at: start, v: v, ops: ops})
+	err := w.Save(v)
+	t.record(stepRecord{at: start, v: v, took: time.Since(start), ops: ops, err: err})
+	if err != nil {
 		return // cut already: the save did not happen
 	}
 	t.hist = append(t.hist, v)
-	if t.rng.IntN(t.cfg.FlushEvery) == 0 && w.Flush(ctx) == nil {
+	if t.rng.IntN(t.cfg.FlushEvery) != 0 {
+		return
+	}
+	start, ops = time.Now(), t.fsys.Ops()
+	t.begin(stepRecord{at: start, v: -1, ops: ops})
+	err = w.Flush(ctx)
+	t.record(stepRecord{at: start, v: -1, took: time.Since(start), ops: ops, err: err})
+	if err == nil {
 		t.acked = len(t.hist) - 1
 		t.counts.Acked++
 	}
+}
+
+// record keeps s among the last steps. The hang guard's timer reads
+// them while the step that hangs has not returned, so only steps already
+// made are read; the write of the one in flight comes after the guard
+// has ended.
+func (t *torture) record(s stepRecord) {
+	t.stepMu.Lock()
+	t.steps[t.nsteps%stepsKept] = s
+	t.nsteps++
+	t.inFlight = nil
+	t.stepMu.Unlock()
+}
+
+// begin notes the step about to be made, which the report shows as in
+// flight until record keeps it.
+func (t *torture) begin(s stepRecord) {
+	t.stepMu.Lock()
+	t.inFlight = &s
+	t.stepMu.Unlock()
+}
+
+// stepReport lists the last steps: when each began, what it was, how
+// long it took, the operations counted when it began, and its error.
+func (t *torture) stepReport() string {
+	t.stepMu.Lock()
+	defer t.stepMu.Unlock()
+	var b strings.Builder
+	b.WriteString("last steps of the torture (start, step, took, ops counted at its start, error):\n")
+	for i := max(0, t.nsteps-stepsKept); i < t.nsteps; i++ {
+		s := t.steps[i%stepsKept]
+		what := fmt.Sprintf("save %d", s.v)
+		switch s.v {
+		case -1:
+			what = "flush"
+		case 0:
+			what = "remove"
+		}
+		fmt.Fprintf(&b, "  %s %-12s %10v ops=%d %v\n", s.at.Format("15:04:05.000000"), what, s.took.Round(time.Microsecond), s.ops, s.err)
+	}
+	if s := t.inFlight; s != nil {
+		what := "flush"
+		if s.v >= 0 {
+			what = fmt.Sprintf("save %d", s.v)
+		}
+		fmt.Fprintf(&b, "  %s %-12s in flight for %v, ops=%d at its start, %d now\n", s.at.Format("15:04:05.000000"), what,
+			time.Since(s.at).Round(time.Millisecond), s.ops, t.fsys.Ops())
+	}
+	return b.String()
+}
+
+// writeTrace writes the flight recording, if one is kept, and says where.
+func (t *torture) writeTrace() string {
+	if t.fr == nil {
+		return ""
+	}
+	name := filepath.Join(t.traceDir, fmt.Sprintf("hang-%d-%d.trace", os.Getpid(), t.counts.Cuts))
+	f, err := os.Create(name)
+	if err != nil {
+		return "flight recording: " + err.Error() + "\n"
+	}
+	_, err = t.fr.WriteTo(f)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return "flight recording: " + err.Error() + "\n"
+	}
+	return "flight recording of this process: " + name + "\n"
 }
 
 // reopen opens a Writer after power-on and checks what it read.
