@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -222,10 +223,19 @@ func TestQuitOnHungDisk(t *testing.T) {
 	code := c.wait(t)
 	took := time.Since(start)
 	assert.Equal(t, 143, code, "exit status; stderr:\n%s", c.errBuf)
-	assert.Less(t, took, hungTimeout+time.Second, "the child must exit by the deadline (plus process start-up slack)")
-
 	report := c.errBuf.String()
 	t.Logf("child exited %v after SIGTERM: %s", took, report)
+	// The hook's own clock says when it returned: by the deadline, with a
+	// margin for a loaded machine. The wall time from signal to exit only
+	// has to show that the child did not wait for the disk (which never
+	// answers until the test ends): on a machine at load 20 it measured
+	// 1.45 s against the hook's 300 ms.
+	if m := regexp.MustCompile(`drained \d+/\d+ in (\S+?)[;:]`).FindStringSubmatch(report); assert.NotNil(t, m, "the report's duration") {
+		d, err := time.ParseDuration(m[1])
+		require.NoError(t, err)
+		assert.Less(t, d, hungTimeout+time.Second, "the hook must return by its deadline")
+	}
+	assert.Less(t, took, hungTimeout+10*time.Second, "the child must exit without waiting for the hung disk")
 	pending := filepath.Join(fsys.Dir(), "state.json")
 	assert.Contains(t, report, "flush: terminated: drained 1/3 in ")
 	assert.Contains(t, report, "state: ")
