@@ -79,6 +79,8 @@ type Counts struct {
 	// cancelled only once every goroutine's stack and what /proc says of
 	// every thread, in this process and the helper, have been taken, so
 	// the report shows them still waiting; the cycle is then cut at once.
+	// The report also gives the guard's time second by second (see
+	// timeline) and the torture's last steps.
 	// The Close has a HangGuard of its own, so that a writer stuck in the
 	// flushes ends before the power comes back rather than writing into
 	// the next cycle. Each is in Faults.
