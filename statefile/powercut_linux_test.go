@@ -129,8 +129,8 @@ func TestPowerCut(t *testing.T) {
 	c, err := powercut.Torture(fsys, fsys.Dir(), storeSubject(statefile.Options{}),
 		powercut.Config{Cuts: powerCuts(), Seed: seed, RemoveEvery: 16})
 	require.NoError(t, err)
-	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d hangs=%d)",
-		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs)
+	t.Logf("POWERCUT cuts=%d acked=%d lost=%d older=%d torn=%d (leftovers=%d hangs=%d daemon-stalls=%d)",
+		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs, c.DaemonStalls)
 	for _, f := range c.Faults {
 		t.Log(f)
 	}
@@ -140,6 +140,9 @@ func TestPowerCut(t *testing.T) {
 	assert.Zero(t, c.Older, "cuts that left a value older than the acknowledged one")
 	assert.Zero(t, c.Torn, "cuts that left a torn file")
 	assert.Zero(t, c.Leftovers, "temp files left after the next Open")
+	// A daemon stall (the writer waiting in a system call the FUSE helper
+	// did not answer) is logged with its report above, and does not fail
+	// the test: it is the harness's, and the next cycles go on.
 	assert.Zero(t, c.Hangs, "cycles whose flushes or close hung")
 }
 

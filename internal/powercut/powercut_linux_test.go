@@ -304,6 +304,7 @@ func TestTortureCountsHangs(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 2, c.Cuts, "cuts")
 	assert.Equal(t, 2, c.Hangs, "hangs")
+	assert.Zero(t, c.DaemonStalls, "daemon stalls: the writer hung in Go, not in a system call on the mount")
 	assert.Contains(t, c.String(), " hangs=2")
 	require.Len(t, c.Faults, 2)
 	assert.Regexp(t, `^cut 1: hang: the flushes waited over 100ms\n`, c.Faults[0])
@@ -326,6 +327,64 @@ func TestTortureCountsHangs(t *testing.T) {
 		"the flush that hung, still in flight")
 	t.Log(c.Faults[0][:strings.Index(c.Faults[0], "\n\n")])
 	assert.Zero(t, c.Acked, "acknowledged")
+}
+
+// stallWriter's first Flush stops the helper (SIGSTOP) and stats a file
+// on the mount: its thread waits for an answer the daemon cannot give
+// until cont is closed.
+type stallWriter struct {
+	fsys *powercut.FS
+	cont chan struct{}
+	once sync.Once
+	err  error
+}
+
+func (w *stallWriter) Save(int) error { return nil }
+
+func (w *stallWriter) Flush(ctx context.Context) error {
+	w.once.Do(func() {
+		pid := powercut.HelperPid(w.fsys)
+		if w.err = syscall.Kill(pid, syscall.SIGSTOP); w.err != nil {
+			return
+		}
+		go func() {
+			<-w.cont
+			syscall.Kill(pid, syscall.SIGCONT)
+		}()
+		_, w.err = os.Stat(filepath.Join(w.fsys.Dir(), "x"))
+	})
+	<-ctx.Done()
+	return ctx.Err()
+}
+
+func (w *stallWriter) Close(context.Context) error { return nil }
+
+// A cycle whose writer waits in a system call the FUSE daemon does not
+// answer, with no operation counted, is a daemon stall, not a hang: the
+// report is the same, but no writer could cause or cure it.
+func TestTortureTellsDaemonStall(t *testing.T) {
+	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
+	const guard = 3 * time.Second
+	w := &stallWriter{fsys: fsys, cont: make(chan struct{})}
+	// The helper goes on a second after the guard: its stacks, which
+	// the report asks for, wait for it until then.
+	resume := time.AfterFunc(guard+time.Second, func() { close(w.cont) })
+	t.Cleanup(func() { // before MountT's unmount, which needs the helper running
+		if resume.Stop() {
+			close(w.cont)
+		}
+	})
+	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
+	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 1, Seed: 1, HangGuard: guard})
+	require.NoError(t, err)
+	require.ErrorIs(t, w.err, fs.ErrNotExist, "the stat, once the helper went on")
+	assert.Equal(t, 1, c.DaemonStalls, "daemon stalls")
+	assert.Zero(t, c.Hangs, "hangs")
+	assert.Contains(t, c.String(), " hangs=0 daemon-stalls=1")
+	require.Len(t, c.Faults, 1)
+	assert.Regexp(t, `^cut 1: daemon stall: the flushes waited over 3s\n`, c.Faults[0])
+	assert.Regexp(t, `\n  \d\d:\d\d:\d\d\.\d{3} \+[^\n]* ops\+0 +test +\d+/\d+ +\d+/1/\d+ `, c.Faults[0],
+		"a second in which the test process's thread waited for the daemon and nothing was counted")
 }
 
 // With EnvTrace set, a hang writes the flight recordings of both

@@ -180,3 +180,24 @@ func readPSI() time.Duration {
 	us, _ := strconv.ParseInt(strings.TrimSpace(total), 10, 64)
 	return time.Duration(us) * time.Microsecond
 }
+
+// stalled takes a sample and reports whether, in the samples up to it, a
+// thread of this process has waited for the FUSE daemon's answer, with no
+// operation counted, for at least least: the trailing run of such samples,
+// from the sample before it began, spans that or more.
+func (tl *timeline) stalled(least time.Duration) bool {
+	tl.take()
+	tl.mu.Lock()
+	defer tl.mu.Unlock()
+	newest := tl.ring[(tl.n-1)%timelineLen]
+	for i := tl.n - 1; i > max(0, tl.n-timelineLen); i-- {
+		s, p := tl.ring[i%timelineLen], tl.ring[(i-1)%timelineLen]
+		if s.self.fuseWait == 0 || s.ops != p.ops {
+			return false
+		}
+		if newest.at.Sub(p.at) >= least {
+			return true
+		}
+	}
+	return false
+}

@@ -79,15 +79,24 @@ type Counts struct {
 	// cancelled only once every goroutine's stack and what /proc says of
 	// every thread, in this process and the helper, have been taken, so
 	// the report shows them still waiting; the cycle is then cut at once.
-	// The report also gives the guard's time second by second (see
-	// timeline) and the torture's last steps.
 	// The Close has a HangGuard of its own, so that a writer stuck in the
 	// flushes ends before the power comes back rather than writing into
-	// the next cycle. Each is in Faults.
+	// the next cycle. The report also gives the guard's time second by
+	// second (see timeline) and the torture's last steps. Each is in
+	// Faults.
 	Hangs int
 
+	// DaemonStalls counts the cycles that would have counted as hangs
+	// but in which, for the last half of the guard or more, a thread of
+	// this process waited for the FUSE daemon's answer
+	// (request_wait_answer) and the daemon counted no operation: the
+	// writer had made its system call and the helper did not answer it,
+	// which no writer can cause or cure. Each is in Faults too, with the
+	// same report as a hang.
+	DaemonStalls int
+
 	// Faults describes the first maxFaults cuts counted in Lost, Older,
-	// Torn, Leftovers or Hangs: the cut's number, what was found, the
+	// Torn, Leftovers, Hangs or DaemonStalls: the cut's number, what was found, the
 	// cycle's history and the directory's names, so that a failure found
 	// once in 20,000 cuts can be read without replaying it.
 	Faults []string
@@ -99,8 +108,8 @@ const maxFaults = 10
 // String returns the counts as "cuts=N acked=N lost=N older=N torn=N
 // leftovers=N hangs=N".
 func (c Counts) String() string {
-	return fmt.Sprintf("cuts=%d acked=%d lost=%d older=%d torn=%d leftovers=%d hangs=%d",
-		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs)
+	return fmt.Sprintf("cuts=%d acked=%d lost=%d older=%d torn=%d leftovers=%d hangs=%d daemon-stalls=%d",
+		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs, c.DaemonStalls)
 }
 
 // Torture runs cfg.Cuts power cycles of s in dir, a directory on fsys. In
@@ -207,23 +216,21 @@ func (t *torture) cycle(w Writer, start int) error {
 	g := t.guard()
 	for i := 0; ; i++ {
 		if t.cut(cuts, armed) {
-			flushStacks, hang := g.end()
+			flushStacks, hang, stalled := g.end()
 			// The Close gets a guard of its own: a writer still stuck
 			// must end before the power comes back, or it writes into
 			// the next cycle through the mount's root, the one node that
 			// outlives a cut.
 			cg := t.guard()
 			_ = w.Close(cg.ctx) // it fails after a cut: its writes get EIO
-			closeStacks, closeHang := cg.end()
+			closeStacks, closeHang, closeStalled := cg.end()
 			t.counts.Cuts++
 			switch {
 			case hang:
-				t.counts.Hangs++
-				t.fault(fmt.Sprintf("hang: the flushes waited over %v\n%s\nafter the Close: scheduler: %s\nthread cpu/wait ms: %s",
-					t.cfg.HangGuard, flushStacks, fusemount.SchedStats(), fusemount.ThreadTimes()))
+				t.fault(fmt.Sprintf("%s: the flushes waited over %v\n%s\nafter the Close: scheduler: %s\nthread cpu/wait ms: %s",
+					t.countHang(stalled), t.cfg.HangGuard, flushStacks, fusemount.SchedStats(), fusemount.ThreadTimes()))
 			case closeHang:
-				t.counts.Hangs++
-				t.fault(fmt.Sprintf("hang: the Close waited over %v\n%s", t.cfg.HangGuard, closeStacks))
+				t.fault(fmt.Sprintf("%s: the Close waited over %v\n%s", t.countHang(closeStalled), t.cfg.HangGuard, closeStacks))
 			}
 			return t.fsys.PowerOn()
 		}
@@ -235,16 +242,27 @@ func (t *torture) cycle(w Writer, start int) error {
 	}
 }
 
+// countHang counts a hang, or a daemon stall if stalled, and names it.
+func (t *torture) countHang(stalled bool) string {
+	if stalled {
+		t.counts.DaemonStalls++
+		return "daemon stall"
+	}
+	t.counts.Hangs++
+	return "hang"
+}
+
 // hangGuard bounds what a cycle waits for: its ctx is cancelled
 // Config.HangGuard after it was made, once the stacks of both processes
 // are taken. They are taken first so that they show what still waits: a
 // Flush released by the cancel goes on at once, and stacks taken after it
 // would show the torture saving again.
 type hangGuard struct {
-	ctx    context.Context
-	cancel context.CancelFunc
-	timer  *time.Timer
-	stacks chan string // the timer's report; sent after the cancel, as its last act
+	ctx     context.Context
+	cancel  context.CancelFunc
+	timer   *time.Timer
+	stacks  chan string // the timer's report; sent after the cancel, as its last act
+	stalled bool        // set by the timer before it sends its report: see Counts.DaemonStalls
 }
 
 func (t *torture) guard() *hangGuard {
@@ -252,6 +270,9 @@ func (t *torture) guard() *hangGuard {
 	g := &hangGuard{ctx: ctx, cancel: cancel, stacks: make(chan string, 1)}
 	start := time.Now()
 	g.timer = time.AfterFunc(t.cfg.HangGuard, func() {
+		// Judged before the report is taken: asking the helper for its
+		// stacks has been seen to end such a stall.
+		g.stalled = t.tl.stalled(t.cfg.HangGuard / 2)
 		s := stacks(t.fsys) + "\n" + t.tl.report(start) + t.stepReport() + t.writeTrace()
 		cancel()
 		g.stacks <- s
@@ -260,13 +281,15 @@ func (t *torture) guard() *hangGuard {
 }
 
 // end stops g and reports whether its time ran out, with the stacks its
-// timer took then. It waits for that timer's goroutine to finish.
-func (g *hangGuard) end() (string, bool) {
+// timer took then and whether the daemon had stalled. It waits for that
+// timer's goroutine to finish.
+func (g *hangGuard) end() (report string, hang, stalled bool) {
 	defer g.cancel()
 	if g.timer.Stop() {
-		return "", false
+		return "", false, false
 	}
-	return <-g.stacks, true
+	report = <-g.stacks
+	return report, true, g.stalled
 }
 
 // cut reports whether the cycle's cut has come: the helper's count of
