@@ -140,10 +140,12 @@ func TestPowerCut(t *testing.T) {
 	assert.Zero(t, c.Older, "cuts that left a value older than the acknowledged one")
 	assert.Zero(t, c.Torn, "cuts that left a torn file")
 	assert.Zero(t, c.Leftovers, "temp files left after the next Open")
-	// A daemon stall (the writer waiting in a system call the FUSE helper
-	// did not answer) is logged with its report above, and does not fail
-	// the test: it is the harness's, and the next cycles go on.
+	// A daemon stall (the writer blocked in a system call the FUSE
+	// helper did not answer) is logged with its report above and is the
+	// harness's, not the writer's: a few do not fail the test, more would
+	// mean the harness no longer tests much.
 	assert.Zero(t, c.Hangs, "cycles whose flushes or close hung")
+	assert.LessOrEqual(t, c.DaemonStalls, 2, "cycles in which the FUSE helper did not answer the writer")
 }
 
 // TestPowerCutNewDirectory saves into a directory the Store has to make,

@@ -156,14 +156,34 @@ func (p *Process) Call(method string, args, result any) error {
 	return err
 }
 
-// Stacks returns the helper's [Stacks], or why it cannot.
+// Stacks returns the helper's [Stacks], or why it cannot. It waits at
+// most stacksTimeout: a hang report must come even from a helper that
+// does not answer (stopped, or wedged); its call then ends when the
+// helper answers or exits.
 func (p *Process) Stacks() string {
-	var s string
-	if err := p.Call(methodStacks, nil, &s); err != nil {
-		return err.Error()
+	type result struct {
+		s   string
+		err error
 	}
-	return s
+	ch := make(chan result, 1)
+	go func() {
+		var r result
+		r.err = p.Call(methodStacks, nil, &r.s)
+		ch <- r
+	}()
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return r.err.Error()
+		}
+		return r.s
+	case <-time.After(stacksTimeout):
+		return fmt.Sprintf("%s: the helper did not answer its stacks call within %v", p.kind, stacksTimeout)
+	}
 }
+
+// stacksTimeout bounds [Process.Stacks].
+const stacksTimeout = 20 * time.Second
 
 // readReplies hands each reply to its call and each event to p.events
 // until the helper's output ends, then fails the calls still waiting.

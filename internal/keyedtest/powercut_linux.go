@@ -44,10 +44,12 @@ func PowerCut(t *testing.T, subject powercut.Subject, what string) {
 	assert.Positive(t, c.Acked, "acknowledged flushes")
 	assert.Zero(t, c.Lost+c.Older+c.Torn, "cuts that lost, aged or tore an acknowledged "+what)
 	assert.Zero(t, c.Leftovers, "temp files left after the next Open")
-	// A daemon stall (the writer waiting in a system call the FUSE helper
-	// did not answer) is logged with its report above, and does not fail
-	// the test: it is the harness's, and the next cycles go on.
+	// A daemon stall (the writer blocked in a system call the FUSE
+	// helper did not answer) is logged with its report above and is the
+	// harness's, not the writer's: a few do not fail the test, more would
+	// mean the harness no longer tests much.
 	assert.Zero(t, c.Hangs, "cycles whose flushes or close hung")
+	assert.LessOrEqual(t, c.DaemonStalls, 2, "cycles in which the FUSE helper did not answer the writer")
 }
 
 // Leftover returns a powercut.Subject's Leftover for the file named name:

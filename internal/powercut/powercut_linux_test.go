@@ -321,7 +321,7 @@ func TestTortureCountsHangs(t *testing.T) {
 	assert.Contains(t, c.Faults[0], "\nafter the Close: scheduler: ", "the counts once the cycle ended")
 	assert.Regexp(t, `\ntimeline \(per second[^\n]*\n(  \d\d:\d\d:\d\d\.\d{3} \+[^\n]*\n)*  in all: test cpu \S+ wait \S+; helper cpu \S+ wait \S+; cpu pressure \S+\n`,
 		c.Faults[0], "the minute before the hang, from /proc")
-	assert.Regexp(t, `\nlast steps of the torture [^\n]*\n  \d\d:\d\d:\d\d\.\d{6} save 1 +\S+ ops=\d+ <nil>\n`, c.Faults[0],
+	assert.Regexp(t, `\nlast steps of the torture [^\n]*\n  \d\d:\d\d:\d\d\.\d{6} save 1 +\S+ ops=\d+ ok\n`, c.Faults[0],
 		"the save the hung flush followed")
 	assert.Regexp(t, `\n  \d\d:\d\d:\d\d\.\d{6} flush +in flight for \S+, ops=\d+ at its start, \d+ now\n`, c.Faults[0],
 		"the flush that hung, still in flight")
@@ -333,10 +333,13 @@ func TestTortureCountsHangs(t *testing.T) {
 // on the mount: its thread waits for an answer the daemon cannot give
 // until cont is closed.
 type stallWriter struct {
-	fsys *powercut.FS
-	cont chan struct{}
-	once sync.Once
-	err  error
+	fsys  *powercut.FS
+	guard time.Duration
+	cont  chan struct{}
+	once  sync.Once
+	err   error
+
+	stopResume func() // resumes the helper now, if it has not been
 }
 
 func (w *stallWriter) Save(int) error { return nil }
@@ -346,6 +349,15 @@ func (w *stallWriter) Flush(ctx context.Context) error {
 		pid := powercut.HelperPid(w.fsys)
 		if w.err = syscall.Kill(pid, syscall.SIGSTOP); w.err != nil {
 			return
+		}
+		// The helper goes on a second after the guard has fired (the
+		// guard started before this first Flush): its stacks, which the
+		// report asks for, wait for it until then.
+		resume := time.AfterFunc(w.guard+time.Second, func() { close(w.cont) })
+		w.stopResume = func() {
+			if resume.Stop() {
+				close(w.cont)
+			}
 		}
 		go func() {
 			<-w.cont
@@ -364,14 +376,13 @@ func (w *stallWriter) Close(context.Context) error { return nil }
 // report is the same, but no writer could cause or cure it.
 func TestTortureTellsDaemonStall(t *testing.T) {
 	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
-	const guard = 3 * time.Second
-	w := &stallWriter{fsys: fsys, cont: make(chan struct{})}
-	// The helper goes on a second after the guard: its stacks, which
-	// the report asks for, wait for it until then.
-	resume := time.AfterFunc(guard+time.Second, func() { close(w.cont) })
+	// Long enough for the timeline's 1 s samples to see the thread
+	// blocked over half of it.
+	const guard = 5 * time.Second
+	w := &stallWriter{fsys: fsys, guard: guard, cont: make(chan struct{})}
 	t.Cleanup(func() { // before MountT's unmount, which needs the helper running
-		if resume.Stop() {
-			close(w.cont)
+		if w.stopResume != nil {
+			w.stopResume()
 		}
 	})
 	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
@@ -382,7 +393,7 @@ func TestTortureTellsDaemonStall(t *testing.T) {
 	assert.Zero(t, c.Hangs, "hangs")
 	assert.Contains(t, c.String(), " hangs=0 daemon-stalls=1")
 	require.Len(t, c.Faults, 1)
-	assert.Regexp(t, `^cut 1: daemon stall: the flushes waited over 3s\n`, c.Faults[0])
+	assert.Regexp(t, `^cut 1: daemon stall: the flushes waited over 5s\n`, c.Faults[0])
 	assert.Regexp(t, `\n  \d\d:\d\d:\d\d\.\d{3} \+[^\n]* ops\+0 +test +\d+/\d+ +\d+/1/\d+ `, c.Faults[0],
 		"a second in which the test process's thread waited for the daemon and nothing was counted")
 }

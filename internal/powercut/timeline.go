@@ -28,9 +28,10 @@ type timeline struct {
 	helper int // the helper's pid
 	ops    func() uint64
 
-	mu   sync.Mutex
-	ring [timelineLen]sample
-	n    int // samples taken
+	takeMu sync.Mutex // serialises take
+	mu     sync.Mutex // protects ring and n
+	ring   [timelineLen]sample
+	n      int // samples taken
 
 	stop chan struct{}
 	done chan struct{}
@@ -53,6 +54,12 @@ type procSample struct {
 	threads   int
 	running   int // in state R
 	fuseWait  int // in request_wait_answer
+
+	// waiting holds, for each thread in request_wait_answer, how many
+	// times it has been scheduled (schedstat's third field): a thread
+	// whose count does not move from one sample to the next has not run
+	// between them, so it waited in one request all along.
+	waiting map[string]uint64
 }
 
 // startTimeline starts sampling; stop ends it, and must be called.
@@ -77,6 +84,10 @@ func (tl *timeline) run() {
 }
 
 func (tl *timeline) take() {
+	// One sample at a time, so that the ring stays in time order when
+	// the ticker and a report sample at once.
+	tl.takeMu.Lock()
+	defer tl.takeMu.Unlock()
 	s := sample{at: time.Now(), ops: tl.ops(), self: readProc("self"),
 		helper: readProc(strconv.Itoa(tl.helper)), psi: readPSI()}
 	tl.mu.Lock()
@@ -149,7 +160,8 @@ func readProc(pid string) procSample {
 			continue
 		}
 		var cpu, wait int64
-		fmt.Sscan(string(data), &cpu, &wait)
+		var slices uint64
+		fmt.Sscan(string(data), &cpu, &wait, &slices)
 		ps.cpu += time.Duration(cpu)
 		ps.wait += time.Duration(wait)
 		ps.threads++
@@ -160,6 +172,10 @@ func readProc(pid string) procSample {
 		}
 		if w, err := os.ReadFile(dir + e.Name() + "/wchan"); err == nil && string(w) == "request_wait_answer" {
 			ps.fuseWait++
+			if ps.waiting == nil {
+				ps.waiting = make(map[string]uint64)
+			}
+			ps.waiting[e.Name()] = slices
 		}
 	}
 	return ps
@@ -181,21 +197,37 @@ func readPSI() time.Duration {
 	return time.Duration(us) * time.Microsecond
 }
 
-// stalled takes a sample and reports whether, in the samples up to it, a
-// thread of this process has waited for the FUSE daemon's answer, with no
-// operation counted, for at least least: the trailing run of such samples,
-// from the sample before it began, spans that or more.
-func (tl *timeline) stalled(least time.Duration) bool {
-	tl.take()
+// stalled reports whether the samples taken since since show one thread
+// of this process waiting in request_wait_answer, without being scheduled
+// once, in every sample over a span of at least least, up to the last
+// sample, while the helper counted no operation: that thread was blocked
+// in one FUSE request the daemon did not answer. A thread that loops on
+// requests the daemon answers (with errors, say) is scheduled between
+// samples, and so does not count. It takes no sample of its own: it
+// judges the ticker's samples before the report, not the instant of it.
+func (tl *timeline) stalled(since time.Time, least time.Duration) bool {
 	tl.mu.Lock()
 	defer tl.mu.Unlock()
+	if tl.n == 0 {
+		return false
+	}
 	newest := tl.ring[(tl.n-1)%timelineLen]
-	for i := tl.n - 1; i > max(0, tl.n-timelineLen); i-- {
-		s, p := tl.ring[i%timelineLen], tl.ring[(i-1)%timelineLen]
-		if s.self.fuseWait == 0 || s.ops != p.ops {
+	stuck := newest.self.waiting // the threads blocked all along so far
+	for i := tl.n - 2; i >= max(0, tl.n-timelineLen); i-- {
+		s := tl.ring[i%timelineLen]
+		if s.at.Before(since) || s.ops != newest.ops {
 			return false
 		}
-		if newest.at.Sub(p.at) >= least {
+		kept := map[string]uint64{}
+		for tid, slices := range stuck {
+			if s.self.waiting[tid] == slices {
+				kept[tid] = slices
+			}
+		}
+		if stuck = kept; len(stuck) == 0 {
+			return false
+		}
+		if newest.at.Sub(s.at) >= least {
 			return true
 		}
 	}

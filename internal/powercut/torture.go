@@ -106,7 +106,7 @@ type Counts struct {
 const maxFaults = 10
 
 // String returns the counts as "cuts=N acked=N lost=N older=N torn=N
-// leftovers=N hangs=N".
+// leftovers=N hangs=N daemon-stalls=N".
 func (c Counts) String() string {
 	return fmt.Sprintf("cuts=%d acked=%d lost=%d older=%d torn=%d leftovers=%d hangs=%d daemon-stalls=%d",
 		c.Cuts, c.Acked, c.Lost, c.Older, c.Torn, c.Leftovers, c.Hangs, c.DaemonStalls)
@@ -189,7 +189,7 @@ type stepRecord struct {
 	v    int // the value saved, 0 a remove; -1 a Flush
 	took time.Duration
 	ops  uint64 // the operations counted before it
-	err  error
+	err  string // its error's text, "ok" for none: formatted by the torture, not the guard's goroutine
 }
 
 func (c Config) withDefaults() Config {
@@ -213,7 +213,7 @@ func (t *torture) cycle(w Writer, start int) error {
 	t.hist, t.acked = []int{start}, 0
 	cuts := t.fsys.Cuts()
 	armed := t.fsys.Arm(Trigger{N: 1 + t.rng.IntN(t.cfg.MaxOps)})
-	g := t.guard()
+	g := t.guard("flush")
 	for i := 0; ; i++ {
 		if t.cut(cuts, armed) {
 			flushStacks, hang, stalled := g.end()
@@ -221,7 +221,7 @@ func (t *torture) cycle(w Writer, start int) error {
 			// must end before the power comes back, or it writes into
 			// the next cycle through the mount's root, the one node that
 			// outlives a cut.
-			cg := t.guard()
+			cg := t.guard("close")
 			_ = w.Close(cg.ctx) // it fails after a cut: its writes get EIO
 			closeStacks, closeHang, closeStalled := cg.end()
 			t.counts.Cuts++
@@ -265,15 +265,16 @@ type hangGuard struct {
 	stalled bool        // set by the timer before it sends its report: see Counts.DaemonStalls
 }
 
-func (t *torture) guard() *hangGuard {
+func (t *torture) guard(what string) *hangGuard {
 	ctx, cancel := context.WithCancel(context.Background())
 	g := &hangGuard{ctx: ctx, cancel: cancel, stacks: make(chan string, 1)}
 	start := time.Now()
 	g.timer = time.AfterFunc(t.cfg.HangGuard, func() {
-		// Judged before the report is taken: asking the helper for its
-		// stacks has been seen to end such a stall.
-		g.stalled = t.tl.stalled(t.cfg.HangGuard / 2)
-		s := stacks(t.fsys) + "\n" + t.tl.report(start) + t.stepReport() + t.writeTrace()
+		// Judged on the samples before the report: a stall was seen to
+		// end as its guard fired, and the report stops the world of
+		// both processes.
+		g.stalled = t.tl.stalled(start, t.cfg.HangGuard/2)
+		s := stacks(t.fsys) + "\n" + t.tl.report(start) + t.stepReport() + t.writeTrace(what)
 		cancel()
 		g.stacks <- s
 	})
@@ -320,7 +321,7 @@ func (t *torture) step(ctx context.Context, w Writer) {
 	start, ops := time.Now(), t.fsys.Ops()
 	t.begin(stepRecord{at: start, v: v, ops: ops})
 	err := w.Save(v)
-	t.record(stepRecord{at: start, v: v, took: time.Since(start), ops: ops, err: err})
+	t.record(stepRecord{at: start, v: v, took: time.Since(start), ops: ops, err: errText(err)})
 	if err != nil {
 		return // cut already: the save did not happen
 	}
@@ -331,11 +332,19 @@ func (t *torture) step(ctx context.Context, w Writer) {
 	start, ops = time.Now(), t.fsys.Ops()
 	t.begin(stepRecord{at: start, v: -1, ops: ops})
 	err = w.Flush(ctx)
-	t.record(stepRecord{at: start, v: -1, took: time.Since(start), ops: ops, err: err})
+	t.record(stepRecord{at: start, v: -1, took: time.Since(start), ops: ops, err: errText(err)})
 	if err == nil {
 		t.acked = len(t.hist) - 1
 		t.counts.Acked++
 	}
+}
+
+// errText returns err's text, or "ok" for nil.
+func errText(err error) string {
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
 }
 
 // record keeps s among the last steps. The hang guard's timer reads
@@ -388,12 +397,14 @@ func (t *torture) stepReport() string {
 }
 
 // writeTrace writes the flight recording, if one is kept, and says where.
-func (t *torture) writeTrace() string {
+func (t *torture) writeTrace(what string) string {
 	if t.fr == nil {
 		return ""
 	}
-	name := filepath.Join(t.traceDir, fmt.Sprintf("hang-%d-%d.trace", os.Getpid(), t.counts.Cuts))
-	f, err := os.Create(name)
+	// Named for the cut the fault will carry (Cuts is counted after the
+	// guards end) and for the guard, as both may fire in one cycle.
+	name := filepath.Join(t.traceDir, fmt.Sprintf("hang-%d-cut%d-%s.trace", os.Getpid(), t.counts.Cuts+1, what))
+	f, err := os.OpenFile(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return "flight recording: " + err.Error() + "\n"
 	}
