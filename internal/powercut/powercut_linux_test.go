@@ -291,17 +291,25 @@ func (w *hangingWriter) Flush(ctx context.Context) error {
 
 func (w *hangingWriter) Close(context.Context) error { return nil }
 
-// A cycle whose flushes wait past HangGuard is counted as a hang, and its
-// fault carries the stacks taken while it hung: the stuck write is in
-// them, and so is the Flush, still waiting.
-func TestTortureCountsHangs(t *testing.T) {
+// tortureHanging runs cuts cycles of a hangingWriter with a 100 ms
+// HangGuard, each of which hangs.
+func tortureHanging(t *testing.T, cuts int) powercut.Counts {
+	t.Helper()
 	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
 	w := &hangingWriter{stuck: make(chan struct{})}
 	defer w.ended.Wait()
 	defer close(w.stuck)
 	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
-	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 2, Seed: 1, HangGuard: 100 * time.Millisecond})
+	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: cuts, Seed: 1, HangGuard: 100 * time.Millisecond})
 	require.NoError(t, err)
+	return c
+}
+
+// A cycle whose flushes wait past HangGuard is counted as a hang, and its
+// fault carries the stacks taken while it hung: the stuck write is in
+// them, and so is the Flush, still waiting.
+func TestTortureCountsHangs(t *testing.T) {
+	c := tortureHanging(t, 2)
 	assert.Equal(t, 2, c.Cuts, "cuts")
 	assert.Equal(t, 2, c.Hangs, "hangs")
 	assert.Zero(t, c.DaemonStalls, "daemon stalls: the writer hung in Go, not in a system call on the mount")
@@ -403,13 +411,7 @@ func TestTortureTellsDaemonStall(t *testing.T) {
 func TestTortureHangTraces(t *testing.T) {
 	dir := t.TempDir()
 	t.Setenv(powercut.EnvTrace, dir)
-	fsys := powercut.MountT(t, powercut.Options{Seed: 1})
-	w := &hangingWriter{stuck: make(chan struct{})}
-	defer w.ended.Wait()
-	defer close(w.stuck)
-	subject := powercut.Subject{Open: func(string) (powercut.Writer, int, error) { return w, 0, nil }}
-	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 1, Seed: 1, HangGuard: 100 * time.Millisecond})
-	require.NoError(t, err)
+	c := tortureHanging(t, 1)
 	require.Len(t, c.Faults, 1)
 	for _, who := range []string{"this process", "the helper"} {
 		m := regexp.MustCompile(`\nflight recording of ` + who + `: (\S+)\n`).FindStringSubmatch(c.Faults[0] + "\n")

@@ -53,7 +53,6 @@ type procSample struct {
 	cpu, wait time.Duration // summed over the threads alive at the sample
 	threads   int
 	running   int // in state R
-	fuseWait  int // in request_wait_answer
 
 	// waiting holds, for each thread in request_wait_answer, how many
 	// times it has been scheduled (schedstat's third field): a thread
@@ -127,8 +126,8 @@ func (tl *timeline) report(since time.Time) string {
 		sumPSI += s.psi - p.psi
 		fmt.Fprintf(&b, "  %s +%5.2fs ops+%-4d test %4d/%-5d %d/%d/%d  helper %4d/%-5d %d/%d/%d  psi %d\n",
 			s.at.Format("15:04:05.000"), s.at.Sub(p.at).Seconds(), s.ops-p.ops,
-			ds.cpu.Milliseconds(), ds.wait.Milliseconds(), s.self.running, s.self.fuseWait, s.self.threads,
-			dh.cpu.Milliseconds(), dh.wait.Milliseconds(), s.helper.running, s.helper.fuseWait, s.helper.threads,
+			ds.cpu.Milliseconds(), ds.wait.Milliseconds(), s.self.running, len(s.self.waiting), s.self.threads,
+			dh.cpu.Milliseconds(), dh.wait.Milliseconds(), s.helper.running, len(s.helper.waiting), s.helper.threads,
 			(s.psi - p.psi).Milliseconds())
 	}
 	fmt.Fprintf(&b, "  in all: test cpu %v wait %v; helper cpu %v wait %v; cpu pressure %v\n",
@@ -171,7 +170,6 @@ func readProc(pid string) procSample {
 			}
 		}
 		if w, err := os.ReadFile(dir + e.Name() + "/wchan"); err == nil && string(w) == "request_wait_answer" {
-			ps.fuseWait++
 			if ps.waiting == nil {
 				ps.waiting = make(map[string]uint64)
 			}

@@ -87,18 +87,19 @@ type Counts struct {
 	Hangs int
 
 	// DaemonStalls counts the cycles that would have counted as hangs
-	// but in which, for the last half of the guard or more, a thread of
+	// but in which, for the last half of the guard or more, one thread of
 	// this process waited for the FUSE daemon's answer
-	// (request_wait_answer) and the daemon counted no operation: the
-	// writer had made its system call and the helper did not answer it,
-	// which no writer can cause or cure. Each is in Faults too, with the
-	// same report as a hang.
+	// (request_wait_answer) in every sample without being scheduled once,
+	// and the daemon counted no operation: the writer had made its system
+	// call and the helper did not answer it, which no writer can cause or
+	// cure (see timeline.stalled). Each is in Faults too, with the same
+	// report as a hang.
 	DaemonStalls int
 
 	// Faults describes the first maxFaults cuts counted in Lost, Older,
-	// Torn, Leftovers, Hangs or DaemonStalls: the cut's number, what was found, the
-	// cycle's history and the directory's names, so that a failure found
-	// once in 20,000 cuts can be read without replaying it.
+	// Torn, Leftovers, Hangs or DaemonStalls: the cut's number, what was
+	// found, the cycle's history and the directory's names, so that a
+	// failure found once in 20,000 cuts can be read without replaying it.
 	Faults []string
 }
 
@@ -175,7 +176,8 @@ type torture struct {
 
 // EnvTrace names a directory: with it set, a Torture keeps a flight
 // recording of its process's execution trace (runtime/trace) and writes
-// it there for each hang, as hang-<pid>-<cut>.trace, for go tool trace;
+// it there for each hang, as hang-<pid>-cut<N>-<flush|close>.trace, for
+// go tool trace;
 // the helper does the same when the hang's stacks are taken
 // ([fusemount.EnvTrace]).
 const EnvTrace = fusemount.EnvTrace
