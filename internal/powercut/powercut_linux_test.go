@@ -3,6 +3,7 @@ package powercut_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -346,8 +347,47 @@ type stallWriter struct {
 	cont  chan struct{}
 	once  sync.Once
 	err   error
+	took  time.Duration // how long the stat waited
 
 	stopResume func() // resumes the helper now, if it has not been
+}
+
+// waitStopped waits until every thread of pid is stopped (state T in
+// /proc/pid/task/tid/stat, proc(5)), for at most limit.
+func waitStopped(pid int, limit time.Duration) error {
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	deadline := time.Now().Add(limit)
+	for {
+		stopped, err := allStopped(pid)
+		if err != nil || stopped {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("helper %d: not every thread stopped %v after SIGSTOP", pid, limit)
+		}
+		<-tick.C
+	}
+}
+
+func allStopped(pid int) (bool, error) {
+	dir := fmt.Sprintf("/proc/%d/task/", pid)
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		return false, err
+	}
+	for _, e := range tasks {
+		st, err := os.ReadFile(dir + e.Name() + "/stat")
+		if err != nil {
+			return false, err
+		}
+		// The state follows the command's closing parenthesis.
+		j := strings.LastIndexByte(string(st), ')')
+		if j < 0 || j+2 >= len(st) || st[j+2] != 'T' {
+			return false, nil
+		}
+	}
+	return true, nil
 }
 
 func (w *stallWriter) Save(int) error { return nil }
@@ -356,6 +396,15 @@ func (w *stallWriter) Flush(ctx context.Context) error {
 	w.once.Do(func() {
 		pid := powercut.HelperPid(w.fsys)
 		if w.err = syscall.Kill(pid, syscall.SIGSTOP); w.err != nil {
+			return
+		}
+		// kill(2) returns before the stop takes effect: a helper
+		// thread already past its wait in read(2) of /dev/fuse would
+		// answer the stat below (fuse_dev_do_read, fs/fuse/dev.c,
+		// dequeues a pending request without checking for signals),
+		// as it did beside busy loops. Stat only once every thread of
+		// the helper is stopped.
+		if w.err = waitStopped(pid, w.guard); w.err != nil {
 			return
 		}
 		// The helper goes on a second after the guard has fired (the
@@ -371,7 +420,9 @@ func (w *stallWriter) Flush(ctx context.Context) error {
 			<-w.cont
 			syscall.Kill(pid, syscall.SIGCONT)
 		}()
+		start := time.Now()
 		_, w.err = os.Stat(filepath.Join(w.fsys.Dir(), "x"))
+		w.took = time.Since(start)
 	})
 	<-ctx.Done()
 	return ctx.Err()
@@ -397,6 +448,7 @@ func TestTortureTellsDaemonStall(t *testing.T) {
 	c, err := powercut.Torture(fsys, fsys.Dir(), subject, powercut.Config{Cuts: 1, Seed: 1, HangGuard: guard})
 	require.NoError(t, err)
 	require.ErrorIs(t, w.err, fs.ErrNotExist, "the stat, once the helper went on")
+	require.GreaterOrEqual(t, w.took, guard, "the stat waited for the stopped helper until the guard had fired")
 	assert.Equal(t, 1, c.DaemonStalls, "daemon stalls")
 	assert.Zero(t, c.Hangs, "hangs")
 	assert.Contains(t, c.String(), " hangs=0 daemon-stalls=1")
