@@ -103,6 +103,13 @@ func TestReadmeInstall(t *testing.T) {
 	for _, dep := range []string{"github.com/stretchr/testify", "go.uber.org/goleak", "github.com/hanwen/go-fuse"} {
 		assert.NotContains(t, string(mod), dep, "only this module's own tests need it")
 	}
+	// The harnesses that need go-fuse (power cuts, fault filesystems) are
+	// a module of their own: no module an app's graph holds requires it.
+	cmd := exec.Command(gobin, "mod", "graph")
+	cmd.Dir, cmd.Env = app, env
+	graph, err := cmd.Output()
+	require.NoError(t, err, "go mod graph")
+	assert.NotContains(t, string(graph), "go-fuse", "the app's module graph:\n%s", graph)
 }
 
 // installMain is a program that uses each package.

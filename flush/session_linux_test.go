@@ -68,19 +68,19 @@ func logoutChild(t *testing.T) {
 func TestQuitOnLogout(t *testing.T) {
 	dir := t.TempDir()
 	c := startChild(t, "logout", nil, childDirEnv+"="+dir)
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
-	require.Equal(t, "flushing", next(t, c.stdout, "the flush to start"))
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGHUP))
+	require.NoError(t, c.Cmd.Process.Signal(syscall.SIGTERM))
+	require.Equal(t, "flushing", next(t, c.Stdout, "the flush to start"))
+	require.NoError(t, c.Cmd.Process.Signal(syscall.SIGHUP))
 	// The child says what it made of the SIGHUP before it is let go.
-	line := nextMatching(t, c.stderr, "hangup", "the child's word on the SIGHUP")
+	line := nextMatching(t, c.Stderr, "hangup", "the child's word on the SIGHUP")
 	assert.Contains(t, line, "still waiting for the disk", "SIGHUP after SIGTERM: got %q", line)
-	_, _ = fmt.Fprintln(c.stdin, "go")
+	_, _ = fmt.Fprintln(c.Stdin, "go")
 
-	code := c.wait(t)
-	t.Logf("child: %s", c.errBuf)
-	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.errBuf)
-	assert.Contains(t, c.errBuf.String(), "flush: terminated: drained 3/3 in ")
-	assert.NotContains(t, c.errBuf.String(), "without waiting for the disk")
+	code := c.Wait(t)
+	t.Logf("child: %s", c.ErrBuf)
+	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.ErrBuf)
+	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: drained 3/3 in ")
+	assert.NotContains(t, c.ErrBuf.String(), "without waiting for the disk")
 
 	st := statefile.NewStore(statefile.Options{})
 	defer st.Close(context.Background())
@@ -119,18 +119,18 @@ func TestNohupSurvivesHangup(t *testing.T) {
 	require.NoError(t, err, "nohup(1), from coreutils")
 	dir := t.TempDir()
 	c := startChild(t, "nohup", []string{nohup}, childDirEnv+"="+dir)
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGHUP))
+	require.NoError(t, c.Cmd.Process.Signal(syscall.SIGHUP))
 	// An ignored signal is discarded when it is sent (kernel/signal.c,
 	// prepare_signal and sig_ignored), so a reply after it proves the child
 	// outlived it.
-	_, _ = fmt.Fprintln(c.stdin, "ping")
-	assert.Equal(t, "pong", next(t, c.stdout, "a pong after the SIGHUP"))
-	require.NoError(t, c.cmd.Process.Signal(syscall.SIGTERM))
-	code := c.wait(t)
-	t.Logf("child: %s", c.errBuf)
-	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.errBuf)
-	assert.Contains(t, c.errBuf.String(), "flush: terminated: drained 1/1 in ")
-	assert.NotContains(t, c.errBuf.String(), "hangup")
+	_, _ = fmt.Fprintln(c.Stdin, "ping")
+	assert.Equal(t, "pong", next(t, c.Stdout, "a pong after the SIGHUP"))
+	require.NoError(t, c.Cmd.Process.Signal(syscall.SIGTERM))
+	code := c.Wait(t)
+	t.Logf("child: %s", c.ErrBuf)
+	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.ErrBuf)
+	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: drained 1/1 in ")
+	assert.NotContains(t, c.ErrBuf.String(), "hangup")
 }
 
 // next returns the next line from lines, failing the test if none comes

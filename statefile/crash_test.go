@@ -27,6 +27,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/internal/wine"
 	"github.com/offmain/offmain/statefile"
 )
@@ -67,7 +68,7 @@ func TestCrashKill(t *testing.T) {
 	rng := rand.New(rand.NewPCG(seed, seed))
 	dir := t.TempDir()
 	path := filepath.Join(dir, "crash.json")
-	trials := suiteSize(200, 2000)
+	trials := statetest.Size(200, 2000)
 	if v := wine.Version(); v != "" {
 		// Under Wine a child takes about half a second to start, sweep
 		// and reach its kill: 25 kills take about 15 s.
@@ -90,12 +91,12 @@ func TestCrashKill(t *testing.T) {
 		require.GreaterOrEqual(t, v.N, last, "trial %d: got %d, want at least the last flushed value", trial, v.N)
 		require.LessOrEqual(t, v.N, last+every, "trial %d: got %d, want a value the child saved (≤ %d)", trial, v.N, last+every)
 
-		temps := tempNames(t, dir, "crash.json")
+		temps := statetest.TempNames(t, dir, "crash.json")
 		require.LessOrEqual(t, len(temps), 1, "trial %d: temp files %v: want at most the one in flight", trial, temps)
 		for _, old := range prevTemps {
 			require.NotContains(t, temps, old, "trial %d: the previous kill's temp file was not swept", trial)
 		}
-		require.Empty(t, corruptNames(t, dir, "crash.json"), "trial %d: the child found a corrupt file", trial)
+		require.Empty(t, statetest.CorruptNames(t, dir, "crash.json"), "trial %d: the child found a corrupt file", trial)
 		if len(temps) > 0 {
 			midWrite++
 		}
@@ -110,7 +111,7 @@ func TestCrashKill(t *testing.T) {
 	_, err = f.Load()
 	require.NoError(t, err)
 	require.NoError(t, s.Close(context.Background()))
-	assert.Equal(t, []string{"crash.json"}, dirEntries(t, dir), "only the state file is left")
+	assert.Equal(t, []string{"crash.json"}, statetest.DirEntries(t, dir), "only the state file is left")
 }
 
 // crashRun is what the parent read from one child.

@@ -6,7 +6,6 @@ package statefile_test
 // file is left, and once space is freed the next save succeeds.
 
 import (
-	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/internal/tmpmount"
 	"github.com/offmain/offmain/statefile"
 )
@@ -26,49 +26,32 @@ func TestDiskFull(t *testing.T) {
 		t.Run(d.String(), func(t *testing.T) {
 			t.Run("value larger than the disk", func(t *testing.T) {
 				dir := tmpmount.Tmpfs(t, "64k")
-				s, f, log := openFull(t, dir, d)
-				expectRefused(t, s, f, log, syscall.ENOSPC, saveOf(f, strings.Repeat("x", 128<<10)))
-				expectSaved(t, s, f, log, strings.Repeat("y", 16<<10))
+				s, f, log := statetest.OpenFull(t, dir, d)
+				statetest.ExpectRefused(t, s, f, log, syscall.ENOSPC, statetest.SaveOf(f, strings.Repeat("x", 128<<10)))
+				statetest.ExpectSaved(t, s, f, log, strings.Repeat("y", 16<<10))
 			})
 			t.Run("disk filled by another file", func(t *testing.T) {
 				dir := tmpmount.Tmpfs(t, "64k")
-				s, f, log := openFull(t, dir, d)
+				s, f, log := statetest.OpenFull(t, dir, d)
 				filler := fill(t, dir)
 				value := strings.Repeat("z", 16<<10)
-				expectRefused(t, s, f, log, syscall.ENOSPC, saveOf(f, value))
-				expectRefused(t, s, f, log, syscall.ENOSPC, saveOf(f, value)) // and again: nothing piles up
+				statetest.ExpectRefused(t, s, f, log, syscall.ENOSPC, statetest.SaveOf(f, value))
+				statetest.ExpectRefused(t, s, f, log, syscall.ENOSPC, statetest.SaveOf(f, value)) // and again: nothing piles up
 				require.NoError(t, os.Remove(filler))
-				expectSaved(t, s, f, log, value)
+				statetest.ExpectSaved(t, s, f, log, value)
 			})
 			t.Run("remove on a full disk", func(t *testing.T) {
 				dir := tmpmount.Tmpfs(t, "64k")
-				s, f, log := openFull(t, dir, d)
+				s, f, log := statetest.OpenFull(t, dir, d)
 				fill(t, dir)
 				require.NoError(t, f.Remove())
 				require.NoError(t, s.Flush(t.Context()), "removing frees space: it must work on a full disk")
-				assert.Empty(t, log.drain(), "OnError calls")
+				assert.Empty(t, log.Drain(), "OnError calls")
 				_, err := os.Stat(f.Path())
 				assert.ErrorIs(t, err, os.ErrNotExist)
 			})
 		})
 	}
-}
-
-// openFull opens dir/state.json in a new Store and saves a first value,
-// "the last good save".
-func openFull(t *testing.T, dir string, d statefile.Durability) (*statefile.Store, *statefile.File[string], *errorLog) {
-	t.Helper()
-	log := newErrorLog()
-	s := statefile.NewStore(statefile.Options{Durability: d, OnError: log.onError})
-	t.Cleanup(func() { s.Close(context.Background()) }) //nolint:errcheck // the test checked each failure
-	f, err := statefile.Open[string](s, filepath.Join(dir, "state.json"))
-	require.NoError(t, err)
-	expectSaved(t, s, f, log, "the last good save")
-	return s, f, log
-}
-
-func saveOf(f *statefile.File[string], v string) func() error {
-	return func() error { return f.Save(v) }
 }
 
 // fill writes a file in dir until the filesystem is full, and returns its

@@ -21,6 +21,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -104,7 +105,7 @@ func checkLoad[T any](t *testing.T, s *statefile.Store, path string, data []byte
 	if wantErr == nil {
 		require.NoError(t, err, "got an error, want the value encoding/json decodes")
 		assert.Equal(t, want, got)
-		assert.Equal(t, data, readBytes(t, path), "Load left the file as it was")
+		assert.Equal(t, data, statetest.ReadBytes(t, path), "Load left the file as it was")
 		return
 	}
 	require.ErrorIs(t, err, statefile.ErrCorrupt, "got %v, want ErrCorrupt (json: %v)", err, wantErr)
@@ -115,7 +116,7 @@ func checkLoad[T any](t *testing.T, s *statefile.Store, path string, data []byte
 	assert.Equal(t, path, ce.Path)
 	require.NotEmpty(t, ce.Aside, "the bytes were not moved aside: %v", ce.Err)
 	assert.Equal(t, filepath.Dir(path), filepath.Dir(ce.Aside), "kept beside the state file")
-	assert.Equal(t, data, readBytes(t, ce.Aside), "the bytes kept aside, byte for byte")
+	assert.Equal(t, data, statetest.ReadBytes(t, ce.Aside), "the bytes kept aside, byte for byte")
 	_, err = os.Lstat(path)
 	assert.ErrorIs(t, err, os.ErrNotExist, "the corrupt file was moved, so the next save starts afresh")
 }
@@ -123,7 +124,7 @@ func checkLoad[T any](t *testing.T, s *statefile.Store, path string, data []byte
 // removeAll removes path and the copies of it kept aside.
 func removeAll(t *testing.T, path string) {
 	dir, base := filepath.Split(path)
-	for _, name := range append(corruptNames(t, dir, base), base) {
+	for _, name := range append(statetest.CorruptNames(t, dir, base), base) {
 		if err := os.Remove(filepath.Join(dir, name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 			t.Error(err)
 		}

@@ -26,6 +26,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/internal/wine"
 	"github.com/offmain/offmain/statefile"
 )
@@ -72,7 +73,7 @@ func (c *loadCounts) trace(tr statefile.SaveTrace) {
 // it Durable, with every fsync.
 func TestLoadManyPaths(t *testing.T) {
 	durability := statefile.Atomic
-	if longSuite() {
+	if statetest.Long() {
 		durability = statefile.Durable
 	}
 	paths, saves := loadPaths, loadSaves
@@ -181,5 +182,5 @@ func checkLoadFiles(t *testing.T, dir string, last []lastSave) {
 			t.Errorf("path %d: got path %d seq %d (body %d bytes), want seq %d", p, v.Path, v.Seq, len(v.Body), last[p].seq)
 		}
 	}
-	assert.Len(t, dirEntries(t, dir), want, "only the state files are left: no temp files")
+	assert.Len(t, statetest.DirEntries(t, dir), want, "only the state files are left: no temp files")
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/internal/tmpmount"
 	"github.com/offmain/offmain/statefile"
 )
@@ -35,19 +36,19 @@ func TestReadOnly(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tc.dir(t)
-			s, f, log := openFull(t, dir, statefile.Durable)
+			s, f, log := statetest.OpenFull(t, dir, statefile.Durable)
 			tc.set(t, dir, true)
-			expectRefused(t, s, f, log, tc.want, saveOf(f, "while read-only"))
-			expectRefused(t, s, f, log, tc.want, f.Remove)
+			statetest.ExpectRefused(t, s, f, log, tc.want, statetest.SaveOf(f, "while read-only"))
+			statetest.ExpectRefused(t, s, f, log, tc.want, f.Remove)
 
 			// A path whose directory is missing: making the directory fails.
 			deep, err := statefile.Open[string](s, filepath.Join(dir, "sub", "state.json"))
 			require.NoError(t, err)
-			expectRefused(t, s, deep, log, tc.want, saveOf(deep, "nowhere to go"))
+			statetest.ExpectRefused(t, s, deep, log, tc.want, statetest.SaveOf(deep, "nowhere to go"))
 
 			tc.set(t, dir, false)
-			expectSaved(t, s, f, log, "writable again")
-			expectSaved(t, s, deep, log, "and here too")
+			statetest.ExpectSaved(t, s, f, log, "writable again")
+			statetest.ExpectSaved(t, s, deep, log, "and here too")
 		})
 	}
 }
@@ -70,17 +71,17 @@ func TestReadOnlyCorruptFileKept(t *testing.T) {
 			_, err := f.Load()
 			var ce *statefile.CorruptError
 			require.ErrorAs(t, err, &ce)
-			assert.Equal(t, "{torn", string(readBytes(t, ce.Aside)), "moved aside once it could be")
-			assert.Equal(t, []string{filepath.Base(ce.Aside)}, dirEntries(t, dir))
+			assert.Equal(t, "{torn", string(statetest.ReadBytes(t, ce.Aside)), "moved aside once it could be")
+			assert.Equal(t, []string{filepath.Base(ce.Aside)}, statetest.DirEntries(t, dir))
 			require.NoError(t, s.Close(t.Context()))
 		})
 		t.Run(set.name+", then a save", func(t *testing.T) {
 			dir, s, f := openCorruptUnwritable(t, set.fn)
 			require.NoError(t, f.Save(map[string]int{"new": 1}))
 			require.NoError(t, s.Close(t.Context()))
-			aside := corruptNames(t, dir, "state.json")
-			if assert.Len(t, aside, 1, "the corrupt bytes were not kept: the save replaced them (dir: %v)", dirEntries(t, dir)) {
-				assert.Equal(t, "{torn", string(readBytes(t, filepath.Join(dir, aside[0]))))
+			aside := statetest.CorruptNames(t, dir, "state.json")
+			if assert.Len(t, aside, 1, "the corrupt bytes were not kept: the save replaced them (dir: %v)", statetest.DirEntries(t, dir)) {
+				assert.Equal(t, "{torn", string(statetest.ReadBytes(t, filepath.Join(dir, aside[0]))))
 			}
 		})
 	}
@@ -106,7 +107,7 @@ func openCorruptUnwritable(t *testing.T, set func(t testing.TB, dir string, on b
 		assert.Error(t, ce.AsideErr, "AsideErr says why the bytes stayed")
 		assert.NotContains(t, err.Error(), "\n", "the error's text is one line")
 		assert.Contains(t, err.Error(), "left in place (moving it aside failed: ", "the text says the bytes stayed")
-		assert.Equal(t, "{torn", string(readBytes(t, path)), "the bytes stay in place")
+		assert.Equal(t, "{torn", string(statetest.ReadBytes(t, path)), "the bytes stay in place")
 	}
 	set(t, dir, false)
 	return dir, s, f

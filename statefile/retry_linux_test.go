@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/internal/tmpmount"
 	"github.com/offmain/offmain/statefile"
 )
@@ -39,9 +40,9 @@ func TestFullDiskRetry(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := tmpmount.Tmpfs(t, "64k")
-			log := newErrorLog()
+			log := statetest.NewErrorLog()
 			recovered := make(chan string, 4)
-			s := statefile.NewStore(statefile.Options{OnError: log.onError, OnRecovered: func(p string) { recovered <- p }})
+			s := statefile.NewStore(statefile.Options{OnError: log.OnError, OnRecovered: func(p string) { recovered <- p }})
 			t.Cleanup(func() { s.Close(context.Background()) }) //nolint:errcheck // checked below
 			f, err := statefile.Open[string](s, filepath.Join(dir, "state.json"))
 			require.NoError(t, err)
@@ -55,11 +56,11 @@ func TestFullDiskRetry(t *testing.T) {
 				expectNamesPath(t, nd.Failed[f.Path()], f.Path())
 				t.Logf("Flush %d: %v", i, err)
 			}
-			got := log.drain()
+			got := log.Drain()
 			require.Len(t, got, 1, "OnError calls: the save and two retries failing alike")
-			expectNamesPath(t, got[0].err, f.Path())
+			expectNamesPath(t, got[0].Err, f.Path())
 			assert.NoFileExists(t, f.Path())
-			assert.Empty(t, tempNames(t, dir, "state.json"), "temp files left")
+			assert.Empty(t, statetest.TempNames(t, dir, "state.json"), "temp files left")
 
 			require.NoError(t, os.Remove(filler))
 			if tc.flush {
@@ -73,10 +74,10 @@ func TestFullDiskRetry(t *testing.T) {
 				t.Fatalf("no OnRecovered within %v of freeing the disk", recoveredWithin)
 			}
 			var saved string
-			require.NoError(t, json.Unmarshal(readBytes(t, f.Path()), &saved))
+			require.NoError(t, json.Unmarshal(statetest.ReadBytes(t, f.Path()), &saved))
 			assert.Equal(t, value, saved, "the file holds the save that failed")
 			assert.NoError(t, s.Flush(context.Background()), "Flush once it landed")
-			assert.Empty(t, log.drain(), "OnError calls after the disk was freed")
+			assert.Empty(t, log.Drain(), "OnError calls after the disk was freed")
 		})
 	}
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -28,13 +29,6 @@ import (
 func withUmask(t *testing.T, mask int) {
 	old := syscall.Umask(mask)
 	t.Cleanup(func() { syscall.Umask(old) })
-}
-
-func requireMode(t *testing.T, path string, want fs.FileMode) {
-	t.Helper()
-	st, err := os.Lstat(path)
-	require.NoError(t, err)
-	assert.Equal(t, want, st.Mode()&(fs.ModeType|fs.ModePerm), "%s: got %v, want %v", path, st.Mode(), want)
 }
 
 // A umask of 0 lets through whatever mode the Store asks for: files must
@@ -49,22 +43,22 @@ func TestSecurityDefaultModes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, f.Save("secret"))
 	require.NoError(t, f.Flush(context.Background()))
-	requireMode(t, filepath.Join(root, "made"), fs.ModeDir|0o700)
-	requireMode(t, filepath.Join(root, "made", "deeper"), fs.ModeDir|0o700)
-	requireMode(t, path, 0o600)
+	statetest.RequireMode(t, filepath.Join(root, "made"), fs.ModeDir|0o700)
+	statetest.RequireMode(t, filepath.Join(root, "made", "deeper"), fs.ModeDir|0o700)
+	statetest.RequireMode(t, path, 0o600)
 
 	// A save over an existing, more open file makes it private again: the
 	// new file is the temp file, created 0600, renamed over the old one.
 	require.NoError(t, os.Chmod(path, 0o644))
 	require.NoError(t, f.Save("secret 2"))
 	require.NoError(t, f.Flush(context.Background()))
-	requireMode(t, path, 0o600)
+	statetest.RequireMode(t, path, 0o600)
 
 	require.NoError(t, os.WriteFile(path, []byte("{torn"), 0o600))
 	_, err = f.Load()
 	var ce *statefile.CorruptError
 	require.ErrorAs(t, err, &ce)
-	requireMode(t, ce.Aside, 0o600)
+	statetest.RequireMode(t, ce.Aside, 0o600)
 	require.NoError(t, s.Close(context.Background()))
 }
 
@@ -107,16 +101,16 @@ func TestSecuritySymlinkAtTempName(t *testing.T) {
 			require.NoError(t, f.Flush(context.Background()))
 		}
 		require.NoError(t, s.Close(context.Background()))
-		assert.Equal(t, "keep", string(readBytes(t, victim)), "round %d: the victim was written", round)
+		assert.Equal(t, "keep", string(statetest.ReadBytes(t, victim)), "round %d: the victim was written", round)
 	}
-	links := tempNames(t, dir, "state.json")
+	links := statetest.TempNames(t, dir, "state.json")
 	assert.Len(t, links, planted, "the planted links stay; no temp file is left")
 	for _, name := range links {
 		target, err := os.Readlink(filepath.Join(dir, name))
 		require.NoError(t, err, "%s is no longer a symlink", name)
 		assert.Equal(t, victim, target)
 	}
-	requireMode(t, path, 0o600)
+	statetest.RequireMode(t, path, 0o600)
 }
 
 // A symlink at the final name is replaced by the save, never written
@@ -139,14 +133,14 @@ func TestSecuritySymlinkAtFinalName(t *testing.T) {
 	plant(`"keep"`)
 	require.NoError(t, f.Save("mine"))
 	require.NoError(t, f.Flush(context.Background()))
-	assert.Equal(t, `"keep"`, string(readBytes(t, victim)), "save wrote through the link")
-	requireMode(t, path, 0o600)
-	assert.Equal(t, "\"mine\"\n", string(readBytes(t, path)))
+	assert.Equal(t, `"keep"`, string(statetest.ReadBytes(t, victim)), "save wrote through the link")
+	statetest.RequireMode(t, path, 0o600)
+	assert.Equal(t, "\"mine\"\n", string(statetest.ReadBytes(t, path)))
 
 	plant(`"keep"`)
 	require.NoError(t, f.Remove())
 	require.NoError(t, f.Flush(context.Background()))
-	assert.Equal(t, `"keep"`, string(readBytes(t, victim)), "remove deleted the link's target")
+	assert.Equal(t, `"keep"`, string(statetest.ReadBytes(t, victim)), "remove deleted the link's target")
 	_, err = os.Lstat(path)
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
@@ -154,7 +148,7 @@ func TestSecuritySymlinkAtFinalName(t *testing.T) {
 	_, err = f.Load()
 	var ce *statefile.CorruptError
 	require.ErrorAs(t, err, &ce)
-	assert.Equal(t, "{garbage", string(readBytes(t, victim)), "the link's target stays where it is, unchanged")
+	assert.Equal(t, "{garbage", string(statetest.ReadBytes(t, victim)), "the link's target stays where it is, unchanged")
 	target, err := os.Readlink(ce.Aside)
 	require.NoError(t, err, "the link itself was moved aside")
 	assert.Equal(t, victim, target)

@@ -4,34 +4,14 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/offmain/offmain/internal/statetest"
 	"github.com/offmain/offmain/statefile"
 )
-
-// traces collects a Store's SaveTraces.
-type traces struct {
-	mu  sync.Mutex
-	all []statefile.SaveTrace
-}
-
-func (tr *traces) add(t statefile.SaveTrace) {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	tr.all = append(tr.all, t)
-}
-
-func (tr *traces) take() []statefile.SaveTrace {
-	tr.mu.Lock()
-	defer tr.mu.Unlock()
-	all := tr.all
-	tr.all = nil
-	return all
-}
 
 // A save of the bytes this Store last wrote, while the file still holds
 // them, touches nothing: no new inode, no fsync, and its trace says
@@ -40,8 +20,8 @@ func (tr *traces) take() []statefile.SaveTrace {
 func TestUnchangedSaveSkipsDisk(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.json")
-	tr := &traces{}
-	s := statefile.NewStore(statefile.Options{Trace: tr.add})
+	tr := &statetest.Traces{}
+	s := statefile.NewStore(statefile.Options{Trace: tr.Add})
 	defer s.Close(context.Background())
 	f, err := statefile.Open[string](s, path)
 	require.NoError(t, err)
@@ -49,8 +29,8 @@ func TestUnchangedSaveSkipsDisk(t *testing.T) {
 		t.Helper()
 		require.NoError(t, f.Save(v))
 		require.NoError(t, f.Flush(context.Background()))
-		got := tr.take()
-		require.Len(t, got, 1, "traces of one save")
+		got := tr.Take()
+		require.Len(t, got, 1, "statetest.Traces of one save")
 		return got[0]
 	}
 	inode := func() os.FileInfo {
@@ -81,6 +61,6 @@ func TestUnchangedSaveSkipsDisk(t *testing.T) {
 	assert.Equal(t, "\"b\"\n", string(data))
 	require.NoError(t, f.Remove())
 	require.NoError(t, f.Flush(context.Background()))
-	tr.take()
+	tr.Take()
 	assert.False(t, save("b").Unchanged, "after the Store's own Remove the save must write")
 }
