@@ -24,7 +24,7 @@ func TestSweepRemovesUnderItsLock(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	name := filepath.Join(fsys.Dir(), ".s.json1")
 	require.NoError(t, os.WriteFile(name, nil, 0o600)) // a crash's leftover
-	h := fsys.Hang(faultfs.Close, nil) // every close(2) on the mount: only the sweep's of the leftover comes (a removed file's node has no name to match)
+	h := fsys.Hang(faultfs.Close, nil)                 // every close(2) on the mount: only the sweep's of the leftover comes (a removed file's node has no name to match)
 	t.Cleanup(h.Release)
 	s := statefile.NewStore(statefile.Options{})
 	t.Cleanup(func() { s.Close(context.Background()) })                      //nolint:errcheck // checked below
