@@ -2,7 +2,6 @@ package anchors
 
 import (
 	"container/list"
-	"context"
 	"fmt"
 	"math"
 	"sync"
@@ -51,8 +50,8 @@ type file = keyed.File[fileData]
 
 // Store holds the scroll places of up to Max chats. Its methods are safe for
 // concurrent use from any goroutine. Set, Forget, Get, Len and Loaded never
-// wait on the disk, so the GUI's main goroutine may call them; Load,
-// GetContext, Flush and Close wait, under a context.
+// wait on the disk, so the GUI's main goroutine may call them; Load, Flush
+// and Close wait, under a context.
 type Store struct {
 	// core reads, saves, flushes and watches the file; sched is its
 	// scheduler, which every Set and Forget marks.
@@ -75,15 +74,16 @@ type Store struct {
 
 // Open returns the Store for the anchors file at path in st. It does not
 // touch the disk and does not wait: it queues the file's read (see the
-// package documentation and [Store.Load]), and with [Options.Watch] the
-// watch starts after that read. The only errors are statefile.Open's, such as
+// package documentation and [Store.Load]; the statefile.Store's OnError
+// hears of what it met too, through statefile.Store.Report), and with
+// [Options.Watch] the watch starts after that read. The only errors are statefile.Open's, such as
 // statefile.ErrClosed; the Store is then nil.
 func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	f, err := statefile.OpenWith(st, path, statefile.FileOptions[fileData]{Migrations: formatHistory})
 	if err != nil {
 		return nil, fmt.Errorf("anchors: %w", err)
 	}
-	return open(f, opts), nil
+	return open(f, opts, st.Report), nil
 }
 
 // formatHistory is the file format's versions (see "The file" in the
@@ -93,21 +93,7 @@ func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 // going back to an older release never destroys a newer file.
 var formatHistory = []statefile.Migration{{Version: 1, Migrate: func(b []byte) ([]byte, error) { return b, nil }}}
 
-// OpenContext is [Open] followed by [Store.Load], for callers that can wait
-// (a start-up goroutine, a command-line tool): it returns once the file has
-// been read or ctx has ended. The Store is nil only when Open fails;
-// otherwise it is usable and err is Load's (nil, a corrupt file kept
-// aside, a file that could not be read yet and is read again, or ctx's
-// error while the read goes on in the background): log it and go on.
-func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Options) (*Store, error) {
-	s, err := Open(st, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return s, s.Load(ctx)
-}
-
-func open(f file, opts Options) *Store {
+func open(f file, opts Options, report func(error)) *Store {
 	s := &Store{
 		max:    opts.max(),
 		byChat: map[string]*list.Element{},
@@ -120,7 +106,7 @@ func open(f file, opts Options) *Store {
 		Name: "anchors", Unit: "place",
 		Settle: opts.settle(), Watch: opts.watch(),
 		Read: s.readLocked, Snapshot: s.snapshotLocked,
-		Merge: s.merge, OnChange: opts.OnChange,
+		Merge: s.merge, OnChange: opts.OnChange, Report: report,
 	})
 	s.sched = s.core.Scheduler()
 	return s
@@ -190,8 +176,7 @@ func (s *Store) Forget(chat string) {
 // at once and never waits on the disk, so it is safe on the GUI goroutine
 // even when the disk hangs. Until the file's read has landed
 // ([Store.Loaded] is closed), Get knows only the places set since Open and
-// returns false for the others. [Store.GetContext] waits for the
-// read. Get does not make chat recently set.
+// returns false for the others. Get does not make chat recently set.
 func (s *Store) Get(chat string) (Anchor, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()

@@ -39,7 +39,7 @@ func newFake(load fileData) *fakeFile {
 
 func openFake(t *testing.T, f *fakeFile, opts Options) *Store {
 	t.Helper()
-	s := open(f, opts)
+	s := open(f, opts, nil)
 	t.Cleanup(func() { s.sched.Stop() })
 	return s
 }
@@ -121,10 +121,10 @@ func TestEvictionOrder(t *testing.T) {
 func TestDefaultMax(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := openFake(t, newFake(fileData{}), Options{Max: -1})
-		for i := range DefaultMax + 10 {
+		for i := range defaultMax + 10 {
 			s.Set(string(rune(0x4e00+i)), at("x"))
 		}
-		assert.Equal(t, DefaultMax, s.Len())
+		assert.Equal(t, defaultMax, s.Len())
 		_, ok := s.Get(string(rune(0x4e00 + 9)))
 		assert.False(t, ok, "the tenth place set should be evicted")
 		_, ok = s.Get(string(rune(0x4e00 + 10)))

@@ -12,12 +12,11 @@
 // statefile's writer for the path, behind any saves already queued there,
 // and returns. Get never waits for it: until it lands ([Store.Loaded]
 // closes) Get knows only the places set since Open, which win over the
-// file's, so a GUI restores a place from the file once Loaded is closed, or
-// reads it with [Store.GetContext] off its main goroutine. Saves wait for
-// the read, as a save before it would drop the file's places. What the
-// read met arrives through [Store.Load], which waits under a context: call
-// it off the GUI goroutine and log its error, or use [OpenContext] where
-// waiting is fine. drafts works the same way.
+// file's, so a GUI restores a place from the file once Loaded is closed.
+// Saves wait for the read, as a save before it would drop the file's
+// places. What the read met goes to the statefile.Store's OnError (through
+// statefile.Store.Report), and [Store.Load] returns it, waiting under a
+// context: call it off the GUI goroutine. drafts works the same way.
 //
 // # Several windows
 //
@@ -91,13 +90,13 @@
 //
 // A file that does not decode into this shape (empty, cut short, "anchors"
 // not a list) is renamed by statefile to "<name>.corrupt-<UTC time>" beside
-// it when the directory allows (statefile keeps the newest few such copies,
-// see statefile.Options.MaxCorrupt); [Store.Load] returns an error matching
+// it when the directory allows (statefile keeps the newest few such copies:
+// see "Files on disk" in its documentation); [Store.Load] returns an error matching
 // statefile.ErrCorrupt and the Store starts empty and saves as usual. After
 // any other read error (EACCES, EIO, EISDIR, a network home not mounted
 // yet) the Store keeps every place in memory and saves nothing, so a file
 // that could not be read is never overwritten; it reads the file again,
-// with backoff up to 30 s and at every save due and every Flush, and once
+// with a growing backoff and at every save due and every Flush, and once
 // a read succeeds merges the file's places under the ones set meanwhile and
 // saves them (see [Store.Load]). Until then Load, and Flush after a Set or
 // Forget, return that error.

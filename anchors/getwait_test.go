@@ -7,22 +7,24 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 )
 
 // getWait is Get after the file's read has landed, for tests that check
 // what the read brought.
 func getWait(t *testing.T, s *Store, chat string) (Anchor, bool) {
 	t.Helper()
-	a, ok, err := s.GetContext(t.Context(), chat)
-	require.NoError(t, err, "GetContext")
-	return a, ok
+	select {
+	case <-s.Loaded():
+	case <-t.Context().Done():
+		t.Fatal("the file's read did not land")
+	}
+	return s.Get(chat)
 }
 
 // TestGetNeverWaitsForRead: while the file's read does not return (a dead
 // network home directory), Get answers at once from memory: false for the
 // file's places, the place for a chat set since Open. Loaded closes once the
-// read lands, and GetContext waits for it under its context.
+// read lands, and Load waits for it under its context.
 func TestGetNeverWaitsForRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		f := newFake(disk("x"))
@@ -55,8 +57,8 @@ func TestGetNeverWaitsForRead(t *testing.T) {
 		}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		_, ok, err := s.GetContext(ctx, "x")
-		assert.ErrorIs(t, err, context.DeadlineExceeded, "GetContext while the read hangs")
+		assert.ErrorIs(t, s.Load(ctx), context.DeadlineExceeded, "Load while the read hangs")
+		_, ok := s.Get("x")
 		assert.False(t, ok)
 
 		close(f.Gate)

@@ -51,8 +51,8 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 // Store never saves over; and any other read error (EACCES, EIO, EISDIR, a
 // network home not mounted yet). After such an error the Store keeps every
 // place in memory, saves nothing, so that a file it could not read is
-// never overwritten, and reads the file again: 0.25 s after the failure,
-// then twice as long after each failure up to 30 s, and at once when a
+// never overwritten, and reads the file again: soon after the failure,
+// then later each time (at most every 30 s), and at once when a
 // save comes due and at every Flush and Close. Once a read succeeds, the
 // file's places are merged under the ones set meanwhile, the Store saves,
 // [Store.Loaded] closes, and Load returns nil. With [Options.Watch], Load
@@ -64,17 +64,6 @@ func (s *Store) mergeLocked(recs []record) (dropped bool) {
 // log what the read met and to know the places are all there, or wait on
 // [Store.Loaded] instead.
 func (s *Store) Load(ctx context.Context) error { return s.core.Load(ctx) }
-
-// GetContext is [Store.Get] for callers that can wait: it first waits for
-// the file's first read to end, behind the saves already queued on its
-// path, until ctx ends. It returns an error wrapping ctx's only when ctx
-// ended first, and then answers like Get; what the read met, and whether
-// Get knows the file's places, is [Store.Load]'s to report.
-func (s *Store) GetContext(ctx context.Context, chat string) (Anchor, bool, error) {
-	err := s.core.Wait(ctx)
-	a, ok := s.Get(chat)
-	return a, ok, err
-}
 
 // Loaded returns a channel that is closed once the file's places are
 // merged: from then on Get answers for every place. It closes after a read
@@ -122,12 +111,6 @@ func (s *Store) snapshotLocked(now time.Time) (fileData, bool) {
 // or Forget since Open it has nothing to save, and returns nil while the
 // file cannot be read.
 func (s *Store) Flush(ctx context.Context) error { return s.core.Flush(ctx) }
-
-// Path returns the anchors file's absolute, clean path: the file whose
-// failure [Store.Flush] reports. A flush.Hook holding this Store and the
-// statefile.Store it saves through reports that file under this Store's
-// item only (flush.PathOwner).
-func (s *Store) Path() string { return s.core.Path() }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,

@@ -3,6 +3,7 @@ package anchors_test
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -28,14 +29,14 @@ func TestNewerFileAfterOpenNeverSavedOver(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), "anchors.json")
-			st := statefile.NewStore(statefile.Options{OnError: func(string, error) {}})
+			st := statefile.NewStore(statefile.Options{Logger: slog.New(slog.DiscardHandler)})
 			t.Cleanup(func() { st.Close(context.Background()) }) //nolint:errcheck // it reports the newer file
 			changed := make(chan []string, 8)
 			opts := anchors.Options{}
 			if watch {
 				opts.OnChange = func(chats []string) { changed <- chats }
 			}
-			d, err := anchors.OpenContext(t.Context(), st, path, opts)
+			d, err := openLoad(t.Context(), st, path, opts)
 			require.NoError(t, err)
 			d.Set("a", anchors.Anchor{Item: "m1"})
 			require.NoError(t, d.Flush(t.Context()))

@@ -41,7 +41,7 @@ func TestOpenContextUnreadable(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "anchors.json")
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails with EISDIR
 	st := keyedtest.NewStatefile(t)
-	s, err := OpenContext(t.Context(), st, path, Options{})
+	s, err := openLoad(t.Context(), st, path, Options{})
 	require.NotNil(t, s)
 	assert.ErrorIs(t, err, syscall.EISDIR)
 	assert.NotErrorIs(t, err, statefile.ErrCorrupt)

@@ -6,10 +6,6 @@ import (
 	"github.com/offmain/offmain/internal/settle"
 )
 
-// DefaultMax is the number of places a [Store] keeps when [Options.Max] is
-// zero.
-const DefaultMax = 500
-
 // Options configure a [Store]. The zero value means all defaults.
 type Options struct {
 	// Max is how many chats' places are kept, in memory and on disk; when
@@ -48,7 +44,7 @@ func (o Options) watch() bool { return o.Watch || o.OnChange != nil }
 
 func (o Options) max() int {
 	if o.Max <= 0 {
-		return DefaultMax
+		return defaultMax
 	}
 	return o.Max
 }
@@ -56,3 +52,7 @@ func (o Options) max() int {
 func (o Options) settle() settle.Options {
 	return settle.Options{Settle: o.Settle, MaxWait: o.MaxWait}
 }
+
+// defaultMax is how many places a Store keeps when Options.Max is zero:
+// a chat list's worth, a few tens of KiB on disk.
+const defaultMax = 500

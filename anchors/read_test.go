@@ -147,7 +147,7 @@ func TestFlushWhileReadQueuesWaitingSave(t *testing.T) {
 	f := newFake(disk("old"))
 	f.Gate = make(chan struct{})
 	held := heldSave{fakeFile: f, entered: make(chan struct{}, 1), release: make(chan struct{})}
-	s := open(held, Options{})
+	s := open(held, Options{}, nil)
 	t.Cleanup(func() { s.sched.Stop() })
 	s.Set("a", at("a"))
 	require.True(t, s.sched.Flush(), "the save finds the file unread and waits for the read")

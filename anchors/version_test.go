@@ -22,7 +22,7 @@ func TestNewerFileNeverSavedOver(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, newer, 0o600))
 	st := statefile.NewStore(statefile.Options{})
 	defer st.Close(context.Background())
-	d, err := anchors.OpenContext(context.Background(), st, path, anchors.Options{})
+	d, err := openLoad(context.Background(), st, path, anchors.Options{})
 	require.NotNil(t, d)
 	assert.ErrorIs(t, err, statefile.ErrNewerVersion)
 	d.Set("b", anchors.Anchor{Item: "7"})

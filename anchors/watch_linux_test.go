@@ -50,7 +50,7 @@ func openWindow(t *testing.T, path string) *window {
 	f, err := statefile.Open[fileData](st, path)
 	require.NoError(t, err)
 	w := &window{raw: make(chan []string, 16), changes: make(chan []string, 16)}
-	w.s = open(tapFile{f, w.raw}, Options{Watch: true, OnChange: func(chats []string) { w.changes <- chats }})
+	w.s = open(tapFile{f, w.raw}, Options{Watch: true, OnChange: func(chats []string) { w.changes <- chats }}, nil)
 	t.Cleanup(func() { assert.NoError(t, w.s.Close(context.Background())) })
 	require.NoError(t, w.s.Load(t.Context()))
 	return w

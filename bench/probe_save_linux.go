@@ -53,10 +53,10 @@ func newSaver(dir string) (*saver, error) {
 	return s, err
 }
 
-func (s *saver) onError(path string, err error) {
+func (s *saver) onError(err error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.errs = append(s.errs, fmt.Errorf("statefile %s: %w", path, err))
+	s.errs = append(s.errs, err)
 }
 
 // onTrace keeps the probe file's time until durable: the wait in the queue

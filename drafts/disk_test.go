@@ -19,7 +19,7 @@ import (
 
 func openDisk(t *testing.T, st *statefile.Store, path string) *Store {
 	t.Helper()
-	s, err := OpenContext(t.Context(), st, path, Options{})
+	s, err := openLoad(t.Context(), st, path, Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.sched.Stop() })
 	return s
@@ -79,7 +79,7 @@ func TestCorruptFile(t *testing.T) {
 	path := filepath.Join(dir, "drafts.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"version":1,"drafts":{"a":`), 0o600))
 	st := keyedtest.NewStatefile(t)
-	s, err := OpenContext(t.Context(), st, path, Options{})
+	s, err := openLoad(t.Context(), st, path, Options{})
 	require.NotNil(t, s, "Open must return a usable store")
 	t.Cleanup(func() { s.sched.Stop() })
 	assert.ErrorIs(t, err, statefile.ErrCorrupt)
@@ -99,7 +99,7 @@ func TestCorruptFile(t *testing.T) {
 func TestUnreadableFile(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drafts.json")
 	require.NoError(t, os.Mkdir(path, 0o700)) // reading it fails with EISDIR
-	s, err := OpenContext(t.Context(), keyedtest.NewStatefile(t), path, Options{})
+	s, err := openLoad(t.Context(), keyedtest.NewStatefile(t), path, Options{})
 	require.NotNil(t, s, "the Store works in memory")
 	require.Error(t, err)
 	assert.NotErrorIs(t, err, statefile.ErrCorrupt)
@@ -117,7 +117,7 @@ func TestUnreadableFile(t *testing.T) {
 func TestOpenClosedStatefile(t *testing.T) {
 	st := statefile.NewStore(statefile.Options{})
 	require.NoError(t, st.Close(t.Context()))
-	_, err := OpenContext(t.Context(), st, filepath.Join(t.TempDir(), "d.json"), Options{})
+	_, err := openLoad(t.Context(), st, filepath.Join(t.TempDir(), "d.json"), Options{})
 	assert.ErrorIs(t, err, statefile.ErrClosed)
 }
 
@@ -137,7 +137,7 @@ func TestConcurrentEditsWhileWriting(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "drafts.json")
 	st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
 	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	s, err := OpenContext(t.Context(), st, path, Options{Settle: 1, MaxWait: 1}) // 1ns: save on every pause
+	s, err := openLoad(t.Context(), st, path, Options{Settle: 1, MaxWait: 1}) // 1ns: save on every pause
 	require.NoError(t, err)
 	var wg sync.WaitGroup
 	for g := range 4 {

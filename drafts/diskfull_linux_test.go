@@ -8,6 +8,7 @@ package drafts_test
 import (
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -25,9 +26,9 @@ import (
 func TestFlushAfterDiskFreed(t *testing.T) {
 	dir := tmpmount.Tmpfs(t, "64k")
 	path := filepath.Join(dir, "drafts.json")
-	st := statefile.NewStore(statefile.Options{OnError: func(string, error) {}})
+	st := statefile.NewStore(statefile.Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { st.Close(context.Background()) }) //nolint:errcheck // checked below
-	s, err := drafts.OpenContext(t.Context(), st, path, drafts.Options{})
+	s, err := openLoad(t.Context(), st, path, drafts.Options{})
 	require.NoError(t, err)
 	filler := fillDisk(t, dir)
 	text := strings.Repeat("what the user typed ", 500)
@@ -44,7 +45,7 @@ func TestFlushAfterDiskFreed(t *testing.T) {
 	require.NoError(t, s.Flush(t.Context()), "a second Flush")
 	require.NoError(t, s.Close(t.Context()))
 
-	again, err := drafts.OpenContext(t.Context(), statefile.NewStore(statefile.Options{}), path, drafts.Options{})
+	again, err := openLoad(t.Context(), statefile.NewStore(statefile.Options{}), path, drafts.Options{})
 	require.NoError(t, err)
 	d, ok := again.Get("chat-1")
 	assert.True(t, ok && d.Text == text, "the draft read back from drafts.json: got %q", d.Text)

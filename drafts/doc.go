@@ -13,9 +13,13 @@
 // and returns. Until the read lands ([Store.Loaded] closes), Get and Tabs
 // know only the drafts set since Open, which win over the file's; saves
 // wait for the read, as a save before it would drop the file's drafts.
-// What the read met arrives through [Store.Load], which waits under a
-// context: call it off the GUI goroutine and log its error, or use
-// [OpenContext] where waiting is fine. anchors works the same way.
+// What the read met goes to the statefile.Store's OnError (through
+// statefile.Store.Report), and [Store.Load] returns it, waiting under a
+// context: call it off the GUI goroutine. anchors works the same way.
+//
+// A draft is kept until the app deletes it, however old: a person's unsent
+// text is never dropped by a default. An app may set [Options.MaxAge], and
+// [Options.OnExpire] is then told which drafts the read dropped.
 //
 // At quit, call [Store.Close] (or [Store.Flush], or add the Store to a
 // flush.Hook, beside the statefile.Store: adding that one alone would not
@@ -72,7 +76,8 @@
 //   - "drafts" maps each tab to its [Draft]: "text"; "attachments", the
 //     files' paths, left out when there are none; "updated_at", an RFC 3339
 //     time (UTC when the Store stamped it). The read drops a draft with no text
-//     and no attachments, and one older than [Options.MaxAge].
+//     and no attachments, and, if the app set [Options.MaxAge], one older
+//     than that.
 //   - "deleted", written only by a Store with [Options.Watch], maps a tab to
 //     when its draft was deleted: {"tab-3": "2026-03-02T09:17:00Z"}. A Store
 //     without Watch ignores it.
@@ -89,12 +94,12 @@
 // A file that does not decode into this shape (empty, cut short, "drafts"
 // not an object) is renamed by statefile to "<name>.corrupt-<UTC time>"
 // beside it when the directory allows (statefile keeps the newest few such
-// copies, see statefile.Options.MaxCorrupt); the Store starts empty and
+// copies: see "Files on disk" in its documentation); the Store starts empty and
 // saves as usual, and [Store.Load] returns an error matching
 // statefile.ErrCorrupt. After any other read error (EACCES, EIO, EISDIR, a
 // network home not mounted yet) the Store keeps every edit in memory and
 // saves nothing, so a file that could not be read is never overwritten;
-// it reads the file again, with backoff up to 30 s and at every save due
+// it reads the file again, with a growing backoff and at every save due
 // and every Flush, and once a read succeeds merges the file's drafts under
 // the edits made meanwhile and saves them (see [Store.Load]). Until then
 // Load, and Flush after an edit, return that error.

@@ -45,8 +45,8 @@ type file = keyed.File[fileData]
 
 // Store holds the drafts of all tabs. Its methods are safe for concurrent
 // use from any goroutine. Set, Put, Delete, Get, Tabs and Loaded never
-// wait on the disk, so the GUI's main goroutine may call them; Load,
-// GetContext, Flush and Close wait, under a context.
+// wait on the disk, so the GUI's main goroutine may call them; Load, Flush
+// and Close wait, under a context.
 type Store struct {
 	// core reads, saves, flushes and watches the file; sched is its
 	// scheduler, which every edit marks.
@@ -69,6 +69,9 @@ type Store struct {
 	// statefile, for Set to tell an undone edit (see Set). A tab whose
 	// draft a merge or a delete changed since is not in it.
 	saved map[string]Draft
+	// expired holds the drafts the read dropped for their age, until
+	// OnExpire has them.
+	expired map[string]Draft
 }
 
 // Set sets tab's draft text, keeping its attachments, and stamps UpdatedAt.
@@ -160,7 +163,6 @@ func (s *Store) deleteLocked(tab string, at time.Time) bool {
 // Get returns a copy of tab's draft and whether there is one. It answers
 // from memory and never waits on the disk: until the file's read has landed
 // ([Store.Loaded] is closed) it knows only the drafts set since Open.
-// [Store.GetContext] waits for the read.
 func (s *Store) Get(tab string) (Draft, bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -210,12 +212,6 @@ func (s *Store) snapshotLocked(now time.Time) (fileData, bool) {
 // since Open it has nothing to save, and returns nil while the file cannot
 // be read.
 func (s *Store) Flush(ctx context.Context) error { return s.core.Flush(ctx) }
-
-// Path returns the drafts file's absolute, clean path: the file whose
-// failure [Store.Flush] reports. A flush.Hook holding this Store and the
-// statefile.Store it saves through reports that file under this Store's
-// item only (flush.PathOwner).
-func (s *Store) Path() string { return s.core.Path() }
 
 // Close stops the watch, if any (waiting for a call of [Options.OnChange]
 // in progress, so OnChange must not call Close), stops the settle timer,

@@ -3,6 +3,8 @@ package drafts
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
 	"strings"
 	"testing"
 	"testing/synctest"
@@ -38,7 +40,7 @@ func (d fileData) texts() map[string]string {
 // openSync is open followed by Load, as OpenContext is Open followed by
 // Load: the Store once its file's read has landed, and what the read met.
 func openSync(ctx context.Context, f file, opts Options) (*Store, error) {
-	s := open(f, opts)
+	s := open(f, opts, nil)
 	return s, s.Load(ctx)
 }
 
@@ -221,16 +223,20 @@ func TestLostSaveReported(t *testing.T) {
 	})
 }
 
+// A draft is never dropped by a default: with MaxAge zero a draft of any
+// age is kept and saved again. With MaxAge set, the older ones are dropped
+// at the read and OnExpire is told which.
 func TestMaxAge(t *testing.T) {
 	tests := []struct {
 		name   string
 		maxAge time.Duration
 		want   []string
 	}{
-		{"default 30 days", 0, []string{"day", "week"}},
+		{"default keeps every draft", 0, []string{"day", "month", "week", "year"}},
 		{"one hour", time.Hour, nil},
 		{"two days", 48 * time.Hour, []string{"day"}},
-		{"never", -1, []string{"day", "month", "week"}},
+		{"thirty days", 30 * 24 * time.Hour, []string{"day", "week"}},
+		{"negative keeps every draft", -1, []string{"day", "month", "week", "year"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -240,10 +246,22 @@ func TestMaxAge(t *testing.T) {
 					"day":   at(24 * time.Hour),
 					"week":  at(7 * 24 * time.Hour),
 					"month": at(31 * 24 * time.Hour),
+					"year":  at(400 * 24 * time.Hour),
 					"empty": {UpdatedAt: time.Now()},
 				}}
-				s, f := openFake(t, Options{MaxAge: tt.maxAge}, load)
+				var told []string
+				s, f := openFake(t, Options{MaxAge: tt.maxAge, OnExpire: func(expired map[string]Draft) {
+					told = slices.Sorted(maps.Keys(expired))
+				}}, load)
 				assert.Equal(t, tt.want, s.Tabs())
+				var dropped []string
+				for tab := range load.Drafts {
+					if tab != "empty" && !slices.Contains(tt.want, tab) {
+						dropped = append(dropped, tab)
+					}
+				}
+				slices.Sort(dropped)
+				assert.Equal(t, dropped, told, "the drafts OnExpire was told of")
 				keyedtest.Wait(time.Minute)
 				ops := f.Ops()
 				require.Len(t, ops, 1, "dropping drafts must rewrite the file")

@@ -27,7 +27,7 @@ func TestFileFormat(t *testing.T) {
 
 	t.Run("write", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "drafts.json")
-		d, err := drafts.OpenContext(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{MaxAge: -1})
+		d, err := openLoad(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{MaxAge: -1})
 		require.NoError(t, err)
 		for tab, draft := range exampleDrafts {
 			d.Put(tab, draft)
@@ -41,7 +41,7 @@ func TestFileFormat(t *testing.T) {
 	t.Run("read", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "drafts.json")
 		require.NoError(t, os.WriteFile(path, want, 0o600))
-		d, err := drafts.OpenContext(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{MaxAge: -1})
+		d, err := openLoad(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{MaxAge: -1})
 		require.NoError(t, err)
 		defer d.Close(t.Context())
 		for tab, draft := range exampleDrafts {
@@ -53,7 +53,7 @@ func TestFileFormat(t *testing.T) {
 
 	t.Run("tombstones", func(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "drafts.json")
-		d, err := drafts.OpenContext(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{Watch: true})
+		d, err := openLoad(t.Context(), keyedtest.NewStatefile(t), path, drafts.Options{Watch: true})
 		require.NoError(t, err)
 		d.Set("tab-1", "hello")
 		d.Set("tab-3", "sent")

@@ -38,7 +38,7 @@ func TestTypingFsyncs(t *testing.T) {
 		}
 	}})
 	t.Cleanup(func() { assert.NoError(t, st.Close(context.Background())) })
-	s, err := OpenContext(t.Context(), st, filepath.Join(t.TempDir(), "drafts.json"), Options{})
+	s, err := openLoad(t.Context(), st, filepath.Join(t.TempDir(), "drafts.json"), Options{})
 	require.NoError(t, err)
 	t.Cleanup(func() { s.sched.Stop() })
 

@@ -59,7 +59,7 @@ func FuzzOpen(f *testing.F) {
 		st := statefile.NewStore(statefile.Options{Durability: statefile.Atomic})
 		defer st.Close(context.Background()) //nolint:errcheck // checked by the Flushes below
 
-		s, err := OpenContext(t.Context(), st, path, Options{MaxAge: -1}) // no expiry: what is read is what is kept
+		s, err := openLoad(t.Context(), st, path, Options{MaxAge: -1}) // no expiry: what is read is what is kept
 		require.NotNil(t, s, "Open returned no Store (err %v)", err)
 		var want fileData
 		if jerr := json.Unmarshal(data, &want); jerr == nil && want.Version > 1 {
@@ -81,7 +81,7 @@ func FuzzOpen(f *testing.F) {
 
 		s.Set("fuzz", "typed after the open")
 		require.NoError(t, s.Close(context.Background()), "the Store saves")
-		again, err := OpenContext(t.Context(), st, path, Options{MaxAge: -1})
+		again, err := openLoad(t.Context(), st, path, Options{MaxAge: -1})
 		require.NoError(t, err)
 		d, ok := again.Get("fuzz")
 		assert.True(t, ok && d.Text == "typed after the open", "read back: got %+v, %t", d, ok)

@@ -23,7 +23,7 @@ func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("drafts: %w", err)
 	}
-	return open(f, opts), nil
+	return open(f, opts, st.Report), nil
 }
 
 // formatHistory is the file format's versions (see "The file" in the
@@ -33,21 +33,7 @@ func Open(st *statefile.Store, path string, opts Options) (*Store, error) {
 // going back to an older release never destroys a newer file.
 var formatHistory = []statefile.Migration{{Version: 1, Migrate: func(b []byte) ([]byte, error) { return b, nil }}}
 
-// OpenContext is [Open] followed by [Store.Load], for callers that can wait
-// (a start-up goroutine, a command-line tool): it returns once the file has
-// been read or ctx has ended. The Store is nil only when Open fails;
-// otherwise it is usable and err is Load's (nil, a corrupt file kept
-// aside, a file that could not be read yet and is read again, or ctx's
-// error while the read goes on in the background): log it and go on.
-func OpenContext(ctx context.Context, st *statefile.Store, path string, opts Options) (*Store, error) {
-	s, err := Open(st, path, opts)
-	if err != nil {
-		return nil, err
-	}
-	return s, s.Load(ctx)
-}
-
-func open(f file, opts Options) *Store {
+func open(f file, opts Options, report func(error)) *Store {
 	s := &Store{
 		opts:    opts,
 		drafts:  map[string]Draft{},
@@ -61,6 +47,7 @@ func open(f file, opts Options) *Store {
 		Settle: opts.settle(), Watch: opts.watch(),
 		Read: s.mergeReadLocked, Snapshot: s.snapshotLocked,
 		Merge: s.merge, OnChange: opts.OnChange,
+		Report: report, AfterRead: s.tellExpired,
 	})
 	s.sched = s.core.Scheduler()
 	return s
@@ -68,7 +55,7 @@ func open(f file, opts Options) *Store {
 
 // mergeReadLocked puts the file's drafts under the ones set since Open:
 // a tab set, put or deleted since is the newer and keeps its state. Drafts
-// older than MaxAge, empty ones and (watching) those a tombstone deletes
+// older than MaxAge (when set), empty ones and (watching) those a tombstone deletes
 // are dropped; it reports whether the file held anything now dropped, so
 // that it is rewritten. It ends the tracking of the tabs touched since
 // Open. Caller holds mu.
@@ -78,7 +65,15 @@ func (s *Store) mergeReadLocked(data fileData, now time.Time) (dropped bool) {
 		if s.touched[tab] {
 			continue
 		}
-		if d.empty() || (expire && d.UpdatedAt.Before(cutoff)) {
+		if d.empty() {
+			dropped = true
+			continue
+		}
+		if expire && d.UpdatedAt.Before(cutoff) {
+			if s.expired == nil {
+				s.expired = map[string]Draft{}
+			}
+			s.expired[tab] = d
 			dropped = true
 			continue
 		}
@@ -106,7 +101,7 @@ func (s *Store) mergeReadLocked(data fileData, now time.Time) (dropped bool) {
 // Store never saves over; and any other read error (EACCES, EIO, EISDIR, a
 // network home not mounted yet). After such an error the Store keeps every
 // edit in memory, saves nothing, so that a file it could not read is never
-// overwritten, and reads the file again: 0.25 s after the failure, then twice as long after each failure up to 30 s, and at
+// overwritten, and reads the file again: soon after the failure, then later each time (at most every 30 s), and at
 // once when an edit's save comes due and at every Flush and Close. Once a
 // read succeeds, the file's drafts are merged under the edits made
 // meanwhile, the Store saves, [Store.Loaded] closes, and Load returns nil.
@@ -129,13 +124,14 @@ func (s *Store) Load(ctx context.Context) error { return s.core.Load(ctx) }
 // it showed for Load's error.
 func (s *Store) Loaded() <-chan struct{} { return s.core.Loaded() }
 
-// GetContext is [Store.Get] for callers that can wait: it first waits for
-// the file's first read to end, until ctx ends. It returns an error
-// wrapping ctx's only when ctx ended first, and then answers like Get;
-// what the read met, and whether Get knows the file's drafts, is
-// [Store.Load]'s to report.
-func (s *Store) GetContext(ctx context.Context, tab string) (Draft, bool, error) {
-	err := s.core.Wait(ctx)
-	d, ok := s.Get(tab)
-	return d, ok, err
+// tellExpired hands OnExpire the drafts the read dropped for their age.
+// It runs after the read, without the Store's lock.
+func (s *Store) tellExpired() {
+	s.mu.Lock()
+	expired := s.expired
+	s.expired = nil
+	s.mu.Unlock()
+	if len(expired) > 0 && s.opts.OnExpire != nil {
+		s.opts.OnExpire(expired)
+	}
 }

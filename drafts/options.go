@@ -6,10 +6,6 @@ import (
 	"github.com/offmain/offmain/internal/settle"
 )
 
-// DefaultMaxAge is how old a draft may get before the read after [Open] drops it, when
-// [Options.MaxAge] is zero.
-const DefaultMaxAge = 30 * 24 * time.Hour
-
 // Options configure a [Store]. The zero value means all defaults.
 type Options struct {
 	// Settle: a save is queued once edits pause this long.
@@ -20,9 +16,18 @@ type Options struct {
 	// not yet saved, so fast typing still saves. Zero or negative: 2s.
 	MaxWait time.Duration
 
-	// MaxAge: drafts whose UpdatedAt is older than this are dropped when
-	// the store opens. Zero: 30 days. Negative: drafts never expire.
+	// MaxAge, if positive, drops the drafts whose UpdatedAt is older than
+	// this when the file is first read, and tells OnExpire which. Zero or
+	// negative: a draft is kept until the app deletes it, however old. A
+	// person's unsent text is never dropped by a default.
 	MaxAge time.Duration
+
+	// OnExpire, if set, is called once after the file's first read with
+	// the drafts MaxAge dropped, by tab, so the app can tell the person or
+	// keep them elsewhere. It runs on a goroutine of the Store, without its
+	// lock: it may call the Store's methods. Nil, or no draft dropped: no
+	// call.
+	OnExpire func(expired map[string]Draft)
 
 	// Watch makes the Store follow the file as other processes (a second
 	// window of the app) save it, merging their drafts into this Store by
@@ -52,12 +57,8 @@ func (o Options) settle() settle.Options {
 // cutoff returns the oldest UpdatedAt a draft may have at now, and false
 // when drafts never expire.
 func (o Options) cutoff(now time.Time) (time.Time, bool) {
-	switch {
-	case o.MaxAge < 0:
+	if o.MaxAge <= 0 {
 		return time.Time{}, false
-	case o.MaxAge == 0:
-		return now.Add(-DefaultMaxAge), true
-	default:
-		return now.Add(-o.MaxAge), true
 	}
+	return now.Add(-o.MaxAge), true
 }

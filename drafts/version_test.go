@@ -22,7 +22,7 @@ func TestNewerFileNeverSavedOver(t *testing.T) {
 	require.NoError(t, os.WriteFile(path, newer, 0o600))
 	st := statefile.NewStore(statefile.Options{})
 	defer st.Close(context.Background())
-	d, err := drafts.OpenContext(context.Background(), st, path, drafts.Options{})
+	d, err := openLoad(context.Background(), st, path, drafts.Options{})
 	require.NotNil(t, d)
 	assert.ErrorIs(t, err, statefile.ErrNewerVersion)
 	d.Set("b", "typed in the older release")

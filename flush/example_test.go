@@ -4,9 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
+	"syscall"
 	"time"
 
 	"github.com/offmain/offmain/anchors"
@@ -20,7 +23,7 @@ import (
 // names it.
 func Example() {
 	hung := make(chan struct{}) // never closed: a write stuck in the kernel
-	hook := flush.New(50 * time.Millisecond)
+	hook := flush.New(flush.Options{Timeout: 50 * time.Millisecond})
 	hook.Add("settings", flush.Func(func(ctx context.Context) error { return nil }))
 	hook.Add("drafts", flush.Func(func(ctx context.Context) error {
 		select { // a well-behaved store gives up with its context
@@ -32,15 +35,15 @@ func Example() {
 	}))
 
 	r := hook.Run()
-	fmt.Println("drained:", r.Drained)
+	fmt.Println("saved:", r.Saved)
 	for _, it := range r.Items {
-		fmt.Printf("%s: drained=%v deadline=%v\n", it.Name, it.Drained, errors.Is(it.Err, context.DeadlineExceeded))
+		fmt.Printf("%s: saved=%v deadline=%v\n", it.Name, it.Err == nil, errors.Is(it.Err, context.DeadlineExceeded))
 	}
 	fmt.Println("on time:", r.Took < time.Second)
 	// Output:
-	// drained: false
-	// settings: drained=true deadline=false
-	// drafts: drained=false deadline=true
+	// saved: false
+	// settings: saved=true deadline=false
+	// drafts: saved=false deadline=true
 	// on time: true
 }
 
@@ -64,18 +67,18 @@ func ExampleHook_Run() {
 	d.Set("chat-1", "half a thought")
 	places.Set("chat-1", anchors.Anchor{Item: "msg-9", Offset: 30})
 
-	hook := flush.New(2 * time.Second)
+	hook := flush.New(flush.Options{})
 	hook.Add("drafts", d)       // queues the unsaved draft now, then waits for it
 	hook.Add("anchors", places) // the same for the scroll places
 	hook.Add("statefile", st)   // everything else queued on the Store
 
-	r := hook.Run() // from the toolkit's quit path
-	fmt.Println("drained:", r.Drained)
+	r := hook.Run() // before a "quit anyway?" prompt: saves, stops nothing
+	fmt.Println("saved:", r.Saved)
 	for _, it := range r.Items {
-		fmt.Println(it.Name, it.Drained)
+		fmt.Println(it.Name, it.Err == nil)
 	}
 	// Output:
-	// drained: true
+	// saved: true
 	// drafts true
 	// anchors true
 	// statefile true
@@ -94,7 +97,7 @@ func ExampleHook_Notify() {
 	}
 	defer os.RemoveAll(dir)
 
-	hook := flush.New(2 * time.Second)
+	hook := flush.New(flush.Options{})
 	st := statefile.NewStore(statefile.Options{})
 	hook.Add("state", st) // right after NewStore: no Save can come before it
 	d, err := drafts.Open(st, filepath.Join(dir, "drafts.json"), drafts.Options{})
@@ -103,7 +106,7 @@ func ExampleHook_Notify() {
 	}
 	hook.Add("drafts", d)
 	var agents qos.Group
-	hook.Add("agents", flush.Func(agents.Stop)) // SIGTERM, then SIGKILL, to each agent's process group
+	hook.AddStop("agents", flush.Func(agents.Stop)) // at exit only: SIGTERM, then SIGKILL, to each agent's tree
 	stop := hook.Notify()
 	defer stop()
 
@@ -114,19 +117,63 @@ func ExampleHook_Notify() {
 	go func() { _ = agent.Wait() }() // the caller reaps its agents, as with any command
 	fmt.Println("serving")
 
-	// ... serve until a signal arrives; here the quit runs at once:
-	r := hook.Run()
-	fmt.Println(r.Drained, len(r.Items))
+	// ... serve until a signal arrives, or the app decides to exit:
+	r := hook.Exit()
+	fmt.Println(r.Saved, r.Stopped, len(r.Items))
 	// Output:
 	// serving
-	// true 3
+	// true true 3
 }
 
 func ExampleReport_String() {
+	drafts := "/home/u/.local/state/app/drafts.json"
 	r := flush.Report{Took: 2 * time.Second, Items: []flush.Item{
-		{Name: "anchors", Drained: true},
-		{Name: "drafts", Err: fmt.Errorf("statefile: not drained: 1 pending (/home/u/.local/state/app/drafts.json): %w", context.DeadlineExceeded)},
+		{Name: "anchors"},
+		{Name: "drafts", Err: &statefile.NotDrainedError{Failed: map[string]error{
+			drafts: &fs.PathError{Op: "statefile: save", Path: drafts, Err: syscall.ENOSPC},
+		}}},
 	}}
 	fmt.Println(r)
-	// Output: flush: drained 1/2 in 2s; not drained: drafts: statefile: not drained: 1 pending (/home/u/.local/state/app/drafts.json): context deadline exceeded
+	// Output:
+	// flush: saved 1/2 in 2s
+	//   /home/u/.local/state/app/drafts.json: save: no space left on device
+}
+
+// Wails v2 calls the app's OnShutdown after the frontend is gone, just
+// before the process ends (options.App's OnShutdown, in
+// github.com/wailsapp/wails/v2/pkg/options). The hook has a deadline of its
+// own, so the app's context, which Wails may have canceled by then, is not
+// passed on. To flush while the window is still on screen, and ask the
+// person, call Run from OnBeforeClose instead; the Exit at shutdown then
+// finds little left.
+func ExampleHook_Exit_wails() {
+	hook := flush.New(flush.Options{})
+	onShutdown := func(ctx context.Context) { // options.App{OnShutdown: onShutdown}
+		if r := hook.Exit(); !r.Saved {
+			log.Print(r)
+		}
+	}
+	onShutdown(context.Background())
+	fmt.Println("exited")
+	// Output: exited
+}
+
+// A daemon that decides its exit itself, instead of Notify: serve until
+// SIGINT or SIGTERM, then exit through the hook, with status 1 when
+// something was not saved.
+func ExampleHook_Exit_daemon() {
+	hook := flush.New(flush.Options{})
+	st := statefile.NewStore(statefile.Options{})
+	hook.Add("state", st)
+
+	ctx, cancel := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer cancel()
+	serve := func(ctx context.Context) {} // until ctx ends
+	serve(ctx)
+	if r := hook.Exit(); !r.Saved {
+		log.Print(r)
+		os.Exit(1)
+	}
+	fmt.Println("clean")
+	// Output: clean
 }

@@ -4,14 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
-	"slices"
-	"strings"
+	"io/fs"
 	"sync"
+	"syscall"
 	"testing"
 	"testing/synctest"
 	"time"
 
+	"github.com/offmain/offmain/statefile"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
@@ -42,18 +42,19 @@ func stuck(release <-chan struct{}) Func {
 
 func TestRunAllDrained(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(0)
+		h := New(Options{})
 		h.Add("slow", after(900*time.Millisecond, nil))
 		h.Add("fast", after(10*time.Millisecond, nil))
 		h.Add("mid", after(500*time.Millisecond, nil))
 		r := h.Run()
-		assert.True(t, r.Drained)
+		assert.True(t, r.Saved)
+		assert.True(t, r.Stopped, "nothing to stop")
 		assert.Equal(t, 900*time.Millisecond, r.Took, "Took: flushers run in parallel, so the slowest one sets it")
 		require.Len(t, r.Items, 3)
 		for i, name := range []string{"slow", "fast", "mid"} {
-			assert.Equal(t, Item{Name: name, Drained: true}, r.Items[i], "item %d, in Add order", i)
+			assert.Equal(t, Item{Name: name}, r.Items[i], "item %d, in Add order", i)
 		}
-		assert.Equal(t, "flush: drained 3/3 in 900ms", r.String())
+		assert.Equal(t, "flush: saved 3/3 in 900ms", r.String())
 	})
 }
 
@@ -64,32 +65,30 @@ func TestRunStuckFlusher(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release) // the "disk" finishes after the test: the goroutine ends then
-		h := New(300 * time.Millisecond)
+		h := New(Options{Timeout: 300 * time.Millisecond})
 		h.Add("ok", after(time.Millisecond, nil))
 		h.Add("stuck", stuck(release))
 		h.Add("polite", after(time.Hour, nil))
 		r := h.Run()
-		assert.Equal(t, 300*time.Millisecond+Grace, r.Took, "Took: got, want the deadline plus Grace exactly")
-		assert.False(t, r.Drained)
+		assert.Equal(t, 300*time.Millisecond+grace, r.Took, "Took: got, want the deadline plus grace exactly")
+		assert.False(t, r.Saved)
 		require.Len(t, r.Items, 3)
-		assert.True(t, r.Items[0].Drained, "ok")
+		assert.NoError(t, r.Items[0].Err, "ok")
 		for _, it := range r.Items[1:] {
-			assert.False(t, it.Drained, it.Name)
 			assert.ErrorIs(t, it.Err, context.DeadlineExceeded, it.Name)
 		}
 		assert.Contains(t, r.Items[2].Err.Error(), "1 path pending", "a flusher's own error is kept")
-		line := r.String()
-		assert.NotContains(t, line, "\n")
-		assert.True(t, strings.HasPrefix(line, "flush: drained 1/3 in 310ms; not drained: stuck: "), line)
-		assert.Contains(t, line, "; polite: fake store: 1 path pending: context deadline exceeded")
+		assert.Equal(t, "flush: saved 1/3 in 310ms\n"+
+			"  stuck: flush: still running at the deadline: context deadline exceeded\n"+
+			"  polite: fake store: 1 path pending: context deadline exceeded", r.String())
 	})
 }
 
 // TestRunPoliteAtDeadline: flushers that give up with their context are
-// all heard, and Run needs no Grace when nothing is stuck.
+// all heard, and Run needs no grace when nothing is stuck.
 func TestRunPoliteAtDeadline(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(300 * time.Millisecond)
+		h := New(Options{Timeout: 300 * time.Millisecond})
 		for _, name := range []string{"a", "b", "c"} {
 			h.Add(name, after(time.Hour, nil))
 		}
@@ -107,78 +106,53 @@ func TestRunDefaultTimeout(t *testing.T) {
 		synctest.Test(t, func(t *testing.T) {
 			release := make(chan struct{})
 			defer close(release)
-			h := New(timeout)
+			h := New(Options{Timeout: timeout})
 			h.Add("stuck", stuck(release))
-			assert.Equal(t, DefaultTimeout+Grace, h.Run().Took, "timeout %v", timeout)
+			assert.Equal(t, defaultTimeout+grace, h.Run().Took, "timeout %v", timeout)
 		})
 	}
 }
 
-func TestRunZeroHook(t *testing.T) {
+func TestRunNothingAdded(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		var h Hook
+		h := New(Options{})
 		r := h.Run()
-		assert.True(t, r.Drained, "a Run with nothing added drains")
+		assert.True(t, r.Saved, "a Run with nothing added drains")
 		assert.Empty(t, r.Items)
-		assert.Equal(t, "flush: drained 0/0 in 0s", r.String())
-		release := make(chan struct{})
-		defer close(release)
-		h.Add("stuck", stuck(release))
-		assert.Equal(t, DefaultTimeout+Grace, h.Run().Took, "zero Hook's deadline")
+		assert.Equal(t, "flush: saved 0/0 in 0s", r.String())
 	})
 }
 
 func TestRunFailure(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		errDisk := errors.New("disk full")
-		h := New(time.Second)
+		h := New(Options{Timeout: time.Second})
 		h.Add("full", after(5*time.Millisecond, errDisk))
 		h.Add("ok", after(20*time.Millisecond, nil))
 		r := h.Run()
 		assert.Equal(t, 20*time.Millisecond, r.Took, "a failure does not wait for the deadline")
-		assert.False(t, r.Drained)
+		assert.False(t, r.Saved)
 		assert.ErrorIs(t, r.Items[0].Err, errDisk)
 		assert.NotErrorIs(t, r.Items[0].Err, context.DeadlineExceeded)
-		assert.True(t, r.Items[1].Drained)
+		assert.NoError(t, r.Items[1].Err)
 	})
 }
 
 func TestRunPanic(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(time.Second)
+		h := New(Options{Timeout: time.Second})
 		h.Add("bad", Func(func(context.Context) error { panic("boom") }))
 		h.Add("ok", after(time.Millisecond, nil))
 		r := h.Run()
 		assert.ErrorIs(t, r.Items[0].Err, errPanicked)
 		assert.Contains(t, r.Items[0].Err.Error(), "boom")
-		assert.True(t, r.Items[1].Drained, "one panicking store does not spoil the others")
-	})
-}
-
-func TestRunContext(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		release := make(chan struct{})
-		defer close(release)
-		h := New(time.Second)
-		h.Add("stuck", stuck(release))
-
-		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-		defer cancel()
-		r := h.RunContext(ctx)
-		assert.Equal(t, 100*time.Millisecond+Grace, r.Took, "the parent's earlier deadline wins")
-		assert.ErrorIs(t, r.Items[0].Err, context.DeadlineExceeded)
-
-		ctx, cancel = context.WithCancel(t.Context())
-		cancel()
-		r = h.RunContext(ctx)
-		assert.Equal(t, Grace, r.Took)
-		assert.ErrorIs(t, r.Items[0].Err, context.Canceled)
+		assert.NoError(t, r.Items[1].Err, "one panicking store does not spoil the others")
 	})
 }
 
 func TestAddDuringRun(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(time.Second)
+		h := New(Options{Timeout: time.Second})
 		h.Add("first", Func(func(context.Context) error {
 			h.Add("late", after(0, nil)) // must not deadlock, joins the next Run
 			return nil
@@ -187,203 +161,157 @@ func TestAddDuringRun(t *testing.T) {
 		assert.Len(t, r.Items, 1)
 		r = h.Run()
 		assert.Len(t, r.Items, 2)
-		assert.True(t, r.Drained)
+		assert.True(t, r.Saved)
 	})
 }
 
 func TestAddNilPanics(t *testing.T) {
-	assert.Panics(t, func() { New(0).Add("nil", nil) })
+	assert.Panics(t, func() { New(Options{}).Add("nil", nil) })
+	assert.Panics(t, func() { New(Options{}).AddStop("nil", nil) })
+}
+
+// Savers and stoppers: Run saves and stops nothing, so a quit the person
+// cancels after a failed save keeps the agents running; Exit saves and
+// stops, and its report tells a save that failed from agents that had to
+// be killed.
+func TestRunNeverStops(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		errRO := errors.New("read-only file system")
+		errKilled := errors.New("qos: stop: 7 processes still ran 1s after SIGTERM and were killed")
+		stops := 0
+		h := New(Options{Timeout: time.Second})
+		h.Add("state", after(time.Millisecond, errRO))
+		h.AddStop("agents", Func(func(context.Context) error { stops++; return errKilled }))
+		r := h.Run()
+		assert.Zero(t, stops, "Run stopped the agents")
+		assert.False(t, r.Saved)
+		assert.True(t, r.Stopped, "nothing was to stop")
+		require.Len(t, r.Items, 1, "Run's items: the savers")
+
+		r = h.Exit()
+		assert.Equal(t, 1, stops)
+		assert.False(t, r.Saved)
+		assert.False(t, r.Stopped)
+		require.Len(t, r.Items, 2, "Exit's items: savers and stoppers, in Add order")
+		assert.Equal(t, Item{Name: "agents", Stop: true, Err: errKilled}, r.Items[1])
+		assert.Equal(t, "flush: saved 0/1, stopped 0/1 in 1ms\n"+
+			"  state: read-only file system\n"+
+			"  agents: qos: stop: 7 processes still ran 1s after SIGTERM and were killed", r.String())
+
+		h = New(Options{Timeout: time.Second})
+		h.Add("state", after(time.Millisecond, nil))
+		h.AddStop("agents", Func(func(context.Context) error { return errKilled }))
+		r = h.Exit()
+		assert.True(t, r.Saved, "agents killed: everything is saved all the same")
+		assert.False(t, r.Stopped)
+	})
 }
 
 func TestReportString(t *testing.T) {
+	errFull := &fs.PathError{Op: "statefile: save", Path: "/s/drafts.json", Err: syscall.ENOSPC}
+	nd := &statefile.NotDrainedError{Failed: map[string]error{"/s/drafts.json": errFull}}
+	errFull2 := &fs.PathError{Op: "statefile: save", Path: "/s/settings.json", Err: syscall.ENOSPC}
+	both := &statefile.NotDrainedError{Failed: map[string]error{"/s/drafts.json": errFull, "/s/settings.json": errFull2},
+		Pending: []string{"/s/big.json"}, Err: context.DeadlineExceeded}
 	tests := []struct {
 		name string
 		r    Report
 		want string
 	}{
-		{"empty", Report{Drained: true}, "flush: drained 0/0 in 0s"},
-		{"microseconds", Report{Drained: true, Took: 1234567, Items: []Item{{Name: "a", Drained: true}}},
-			"flush: drained 1/1 in 1ms"},
-		{"sub-millisecond", Report{Drained: true, Took: 4321}, "flush: drained 0/0 in 4µs"},
+		{"empty", Report{}, "flush: saved 0/0 in 0s"},
+		{"microseconds", Report{Took: 1234567, Items: []Item{{Name: "a"}}}, "flush: saved 1/1 in 1ms"},
+		{"sub-millisecond", Report{Took: 4321}, "flush: saved 0/0 in 4µs"},
 		{"multi-line error folded", Report{Took: 2 * time.Second, Items: []Item{
 			{Name: "drafts", Err: errors.Join(errors.New("a failed"), errors.New("b failed"))},
-			{Name: "anchors", Drained: true},
-			{Name: "odd"},
-		}}, "flush: drained 1/3 in 2s; not drained: drafts: a failed | b failed; odd: not drained"},
+			{Name: "anchors"},
+		}}, "flush: saved 1/2 in 2s\n  drafts: a failed\n  drafts: b failed"},
 		{"one prefix when the error names the item", Report{Took: 2 * time.Second, Items: []Item{
-			{Name: "statefile", Err: fmt.Errorf("statefile: not drained: 1 pending (/s/big.json): %w", context.DeadlineExceeded)},
-			{Name: "drafts", Err: errors.New("statefile: not drained: 1 pending (/s/drafts.json)")},
-		}}, "flush: drained 0/2 in 2s; not drained: statefile: not drained: 1 pending (/s/big.json): context deadline exceeded; " +
-			"drafts: statefile: not drained: 1 pending (/s/drafts.json)"},
+			{Name: "drafts", Err: errors.New("drafts: last edit not saved")},
+		}}, "flush: saved 0/1 in 2s\n  drafts: last edit not saved"},
+		{"each path once, under the item that owns it", Report{Took: 2 * time.Second, Items: []Item{
+			{Name: "state", Err: both},
+			{Name: "drafts", Err: errors.Join(nd, errors.New("drafts: last edit not saved"))},
+		}}, "flush: saved 0/2 in 2s\n" +
+			"  /s/big.json: still saving at the deadline\n" +
+			"  /s/settings.json: save: no space left on device\n" +
+			"  /s/drafts.json: save: no space left on device\n" +
+			"  drafts: last edit not saved"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := tt.r.String()
-			assert.Equal(t, tt.want, got)
-			assert.NotContains(t, got, "\n", "one line")
+			tt.r.tally()
+			assert.Equal(t, tt.want, tt.r.String())
 		})
 	}
 }
 
-// store is a fake statefile.Store: it flushes paths, each of which fails
-// with its error (nil: drained). It records what FlushExcept left out.
-type store struct {
-	mu     sync.Mutex // protects except
-	paths  map[string]error
-	except [][]string
-}
-
-func (s *store) Flush(ctx context.Context) error { return s.flush(nil) }
-
-func (s *store) FlushExcept(ctx context.Context, except ...string) error {
-	s.mu.Lock()
-	s.except = append(s.except, except)
-	s.mu.Unlock()
-	return s.flush(except)
-}
-
-func (s *store) flush(except []string) error {
-	var errs []error
-	for _, p := range slices.Sorted(maps.Keys(s.paths)) {
-		if err := s.paths[p]; err != nil && !slices.Contains(except, p) {
-			errs = append(errs, fmt.Errorf("failed %s: %w", p, err))
-		}
-	}
-	return errors.Join(errs...)
-}
-
-// owner is a fake drafts.Store: it owns one file of a store.
-type owner struct {
-	s    *store
-	path string
-}
-
-func (o owner) Flush(context.Context) error {
-	if err := o.s.paths[o.path]; err != nil {
-		return fmt.Errorf("failed %s: %w", o.path, err)
-	}
-	return nil
-}
-
-func (o owner) Path() string { return o.path }
-
-// TestRunAttributesPaths: with the stores of an app added (a statefile
-// Store and the drafts and anchors stores that save through it), a failed
-// drafts.json is reported under "drafts" alone: the Store's item leaves
-// the paths other items own out of its Flush.
-func TestRunAttributesPaths(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		errFull := errors.New("no space left on device")
-		st := &store{paths: map[string]error{
-			"/s/settings.json": nil,
-			"/s/drafts.json":   errFull,
-			"/s/anchors.json":  nil,
-		}}
-		h := New(time.Second)
-		h.Add("state", st)
-		h.Add("drafts", owner{st, "/s/drafts.json"})
-		h.Add("anchors", owner{st, "/s/anchors.json"})
-		h.Add("agents", after(time.Millisecond, nil))
-		r := h.Run()
-		require.Len(t, r.Items, 4)
-		assert.True(t, r.Items[0].Drained, "state: got %v, want drained: drafts.json is the drafts item's", r.Items[0].Err)
-		assert.False(t, r.Items[1].Drained, "drafts: got drained, want its failure")
-		assert.ErrorIs(t, r.Items[1].Err, errFull)
-		assert.True(t, r.Items[2].Drained, "anchors")
-		assert.True(t, r.Items[3].Drained, "agents")
-		assert.Equal(t, [][]string{{"/s/drafts.json", "/s/anchors.json"}}, st.except, "FlushExcept's paths: got, want the owners'")
-		assert.Equal(t, 1, strings.Count(r.String(), "drafts.json"), "drafts.json once in %q", r.String())
-
-		// Alone, the Store flushes everything, and reports drafts.json.
-		h = New(time.Second)
-		h.Add("state", st)
-		r = h.Run()
-		assert.ErrorIs(t, r.Items[0].Err, errFull, "a Store alone reports every path")
-		assert.Len(t, st.except, 1, "FlushExcept without owners: got a call, want Flush")
-	})
-}
-
-// TestRunConcurrent: a Run called while another is under way (a toolkit's
-// quit and a signal at once) flushes nothing again: both return the one
-// flush's report. A Run after them flushes again.
+// TestRunConcurrent: a Run called while another is under way flushes
+// nothing again: both return the one flush's report. A Run after them
+// flushes again. The same holds for two Exits (a toolkit's quit and a
+// signal at once).
 func TestRunConcurrent(t *testing.T) {
+	for _, exit := range []bool{false, true} {
+		synctest.Test(t, func(t *testing.T) {
+			var mu sync.Mutex
+			calls := 0
+			h := New(Options{Timeout: time.Second})
+			h.Add("state", Func(func(ctx context.Context) error {
+				mu.Lock()
+				calls++
+				mu.Unlock()
+				return after(200*time.Millisecond, nil)(ctx)
+			}))
+			call := h.Run
+			if exit {
+				call = h.Exit
+			}
+			start := time.Now()
+			reports := make(chan Report, 2)
+			go func() { reports <- call() }()
+			wait := time.NewTimer(50 * time.Millisecond)
+			<-wait.C
+			go func() { reports <- call() }()
+			a, b := <-reports, <-reports
+			assert.Equal(t, 200*time.Millisecond, time.Since(start), "the second returns with the first")
+			assert.Equal(t, 1, calls, "flushes: got, want one for both")
+			assert.Equal(t, a, b, "both return the one report")
+			assert.True(t, a.Saved)
+			a.Items[0].Name = "changed"
+			assert.Equal(t, "state", b.Items[0].Name, "each report is its own")
+
+			call()
+			assert.Equal(t, 2, calls, "one after them flushes again")
+		})
+	}
+}
+
+// TestExitJoinsEarlierExit: an Exit that joins one that started earlier
+// (a signal's, then the toolkit's quit) does not take that one's report,
+// cut short by a deadline earlier than its own: it runs again in the time
+// its own deadline leaves.
+func TestExitJoinsEarlierExit(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		calls := 0
-		h := New(time.Second)
-		h.Add("state", Func(func(ctx context.Context) error {
-			mu.Lock()
-			calls++
-			mu.Unlock()
-			return after(200*time.Millisecond, nil)(ctx)
-		}))
-		start := time.Now()
-		reports := make(chan Report, 2)
-		go func() { reports <- h.Run() }()
-		wait := time.NewTimer(50 * time.Millisecond)
-		<-wait.C
-		go func() { reports <- h.Run() }()
-		a, b := <-reports, <-reports
-		assert.Equal(t, 200*time.Millisecond, time.Since(start), "the second Run returns with the first")
-		assert.Equal(t, 1, calls, "flushes: got, want one for both Runs")
-		assert.Equal(t, a, b, "both Runs return the one report")
-		assert.True(t, a.Drained)
-		a.Items[0].Name = "changed"
-		assert.Equal(t, "state", b.Items[0].Name, "each Run's report is its own")
-
-		h.Run()
-		assert.Equal(t, 2, calls, "a Run after them flushes again")
-	})
-}
-
-// TestRunJoinerContext: a RunContext that joins a Run under way still
-// returns when its own ctx ends, reporting the items as still flushing.
-func TestRunJoinerContext(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		h := New(time.Second)
-		h.Add("slow", after(500*time.Millisecond, nil))
-		first := make(chan Report, 1)
-		go func() { first <- h.Run() }()
-		synctest.Wait()
-		ctx, cancel := context.WithTimeout(t.Context(), 100*time.Millisecond)
-		defer cancel()
-		r := h.RunContext(ctx)
-		assert.Equal(t, 100*time.Millisecond, r.Took, "the joiner's own deadline")
-		assert.False(t, r.Drained)
-		assert.ErrorIs(t, r.Items[0].Err, context.DeadlineExceeded)
-		assert.True(t, (<-first).Drained, "the first Run goes on to its end")
-	})
-}
-
-// TestRunJoinsShorterRun: a Run that joins a RunContext with a shorter
-// budget of its own (a toolkit's quit path) does not take that run's
-// report, cut short by a deadline earlier than the joiner's: it flushes
-// again in the time its own deadline leaves. A joined run that drained, or
-// that had as long as the joiner, is returned as it is.
-func TestRunJoinsShorterRun(t *testing.T) {
-	synctest.Test(t, func(t *testing.T) {
-		var mu sync.Mutex
-		calls := 0
-		h := New(2 * time.Second)
+		h := New(Options{Timeout: time.Second})
 		h.Add("drafts", Func(func(ctx context.Context) error {
 			mu.Lock()
 			calls++
+			n := calls
 			mu.Unlock()
-			return after(300*time.Millisecond, nil)(ctx) // slow, but within 2 s
+			if n == 1 {
+				return after(time.Hour, nil)(ctx) // the disk hangs for the first
+			}
+			return after(300*time.Millisecond, nil)(ctx)
 		}))
-		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
-		defer cancel()
-		short := make(chan Report, 1)
-		go func() { short <- h.RunContext(ctx) }()
-		synctest.Wait()
+		first := make(chan Report, 1)
+		go func() { first <- h.Exit() }()
+		wait := time.NewTimer(500 * time.Millisecond)
+		<-wait.C
 		start := time.Now()
-		r := h.Run() // Notify's Run: 2 s of its own
-		assert.True(t, r.Drained, "the joining Run: %v", r)
-		assert.Equal(t, 350*time.Millisecond, time.Since(start), "it waited for the short run (50 ms) and flushed again (300 ms)")
-		assert.Equal(t, 350*time.Millisecond, r.Took, "its report's time is its own")
-		assert.False(t, (<-short).Drained, "the short run's own report")
-		mu.Lock()
-		assert.Equal(t, 2, calls, "flushes: the short run's and the joiner's")
-		mu.Unlock()
+		r := h.Exit()
+		assert.True(t, r.Saved, "the joining Exit: %v", r)
+		assert.Equal(t, 800*time.Millisecond, time.Since(start), "it waited for the first (500 ms) and ran again (300 ms)")
+		assert.False(t, (<-first).Saved, "the first Exit's own report")
 	})
 }

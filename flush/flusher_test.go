@@ -7,13 +7,11 @@ import (
 	"github.com/offmain/offmain/statefile"
 )
 
-// The stores of this module are Flushers, and those of one file say which
-// file they own: this fails to compile otherwise.
+// The stores of this module are Flushers: this fails to compile otherwise.
 var (
-	_ flush.Flusher       = (*statefile.Store)(nil)
-	_ flush.ExceptFlusher = (*statefile.Store)(nil)
-	_ flush.PathOwner     = (*statefile.File[int])(nil)
-	_ flush.PathOwner     = (*drafts.Store)(nil)
-	_ flush.PathOwner     = (*anchors.Store)(nil)
-	_ flush.Flusher       = flush.Func(nil)
+	_ flush.Flusher = (*statefile.Store)(nil)
+	_ flush.Flusher = (*statefile.File[int])(nil)
+	_ flush.Flusher = (*drafts.Store)(nil)
+	_ flush.Flusher = (*anchors.Store)(nil)
+	_ flush.Flusher = flush.Func(nil)
 )

@@ -14,13 +14,14 @@ import (
 var defaultSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 
 // Notify makes the listed signals (none listed: SIGINT, SIGTERM and SIGHUP)
-// quit the process cleanly: on the first one it runs [Hook.Run], writes the
-// [Report] on one line to standard error, and exits with status 128+signal,
-// the shell's convention for death by a signal (130 for SIGINT, 143 for
-// SIGTERM).
+// quit the process cleanly: on the first one it runs [Hook.Exit] (every
+// saver, and every stopper: the app's agents, a toolkit's own quit that
+// restores the terminal), writes the [Report] to [Options.Output], and
+// exits with status 128+signal, the shell's convention for death by a
+// signal (130 for SIGINT, 143 for SIGTERM).
 //
 // Only the same key pressed twice gives up on the disk: a second SIGINT
-// after a SIGINT (Ctrl-C, Ctrl-C), or SIGQUIT after SIGQUIT, while Run is
+// after a SIGINT (Ctrl-C, Ctrl-C), or SIGQUIT after SIGQUIT, while the exit is
 // under way exits at once with 128+that signal. Any other signal meanwhile
 // is noted on standard error and the flush runs to its end: a session's
 // logout sends SIGTERM and then, at once, SIGHUP (systemd-logind's session
@@ -42,10 +43,10 @@ var defaultSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // A signal before Notify has its default effect (for these three: the
 // process dies, nothing flushed); one after it runs only what was added to
 // the Hook by then, so Add each store as soon as it exists (see the package
-// documentation). Nothing after the exit runs: stopping the app's agents
-// belongs in the Hook too, as flush.Func(group.Stop) for a qos.Group. A
-// Run the app calls itself while the signal's Run is under way (a toolkit
-// that quits on the same signal) shares its flush and report.
+// documentation). Nothing after the exit runs: whatever must end first
+// belongs in the Hook, with AddStop. An Exit the app calls itself while the
+// signal's is under way (a toolkit that quits on the same signal) shares
+// its run and report.
 //
 // Notify starts one goroutine that waits for the signals; stop unregisters
 // them and ends it. If a signal already started the quit, stop waits for it,
@@ -83,8 +84,9 @@ func (h *Hook) Notify(sig ...os.Signal) (stop func()) {
 	}
 }
 
-// watch waits for the first signal, runs the hook, and exits. It owns the
-// goroutine that runs the hook, which ends when Run returns, by the deadline.
+// watch waits for the first signal, runs the hook's Exit, and exits. It
+// owns the goroutine that runs it, which ends when Exit returns, by the
+// deadline.
 func (h *Hook) watch(c <-chan os.Signal, quit <-chan struct{}) {
 	var first os.Signal
 	select {
@@ -93,22 +95,22 @@ func (h *Hook) watch(c <-chan os.Signal, quit <-chan struct{}) {
 		return
 	}
 	reports := make(chan Report, 1)
-	go func() { reports <- h.Run() }()
+	go func() { reports <- h.Exit() }()
 	exit := h.exitFunc()
 	for {
 		select {
 		case r := <-reports:
-			fmt.Fprintln(h.errOut(), r.format(fmt.Sprintf("flush: %v: ", first)))
-			exit(ExitCode(first))
+			fmt.Fprintln(h.output(), r.format(fmt.Sprintf("flush: %v: ", first)))
+			exit(exitCode(first))
 			return
 		case again := <-c:
 			if again != first || !interactive(again) {
-				fmt.Fprintf(h.errOut(), "flush: %v while quitting on %v: still waiting for the disk\n", again, first)
+				fmt.Fprintf(h.output(), "flush: %v while quitting on %v: still waiting for the disk\n", again, first)
 				continue
 			}
-			fmt.Fprintf(h.errOut(), "flush: %v: second signal, exiting without waiting for the disk\n", again)
-			exit(ExitCode(again))
-			<-reports // reached only when exit returns (tests): let Run finish
+			fmt.Fprintf(h.output(), "flush: %v: second signal, exiting without waiting for the disk\n", again)
+			exit(exitCode(again))
+			<-reports // reached only when exit returns (tests): let Exit finish
 			return
 		}
 	}
@@ -120,10 +122,10 @@ func interactive(sig os.Signal) bool {
 	return sig == os.Interrupt || sig == syscall.SIGQUIT
 }
 
-// ExitCode is the status a process that quits on sig should exit with:
+// exitCode is the status a process that quits on sig should exit with:
 // 128 plus the signal number, as shells report a death by signal
 // (bash(1), "EXIT STATUS"), or 1 for a signal without a number.
-func ExitCode(sig os.Signal) int {
+func exitCode(sig os.Signal) int {
 	if s, ok := sig.(syscall.Signal); ok {
 		return 128 + int(s)
 	}

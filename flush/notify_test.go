@@ -82,7 +82,7 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 
 func TestNotifyDefaultSignals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(time.Second)
+		h := New(Options{Timeout: time.Second})
 		f := install(h)
 		stop := h.Notify()
 		assert.Equal(t, []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}, f.sigs)
@@ -95,7 +95,7 @@ func TestNotifyDefaultSignals(t *testing.T) {
 
 func TestNotifyFlushesThenExits(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(time.Second)
+		h := New(Options{Timeout: time.Second})
 		f := install(h)
 		h.Add("state", after(40*time.Millisecond, nil))
 		stop := h.Notify(syscall.SIGTERM)
@@ -105,7 +105,7 @@ func TestNotifyFlushesThenExits(t *testing.T) {
 		e := <-f.exits
 		assert.Equal(t, 128+15, e.code, "exit status: got, want 128+SIGTERM")
 		assert.Equal(t, 40*time.Millisecond, e.at.Sub(start), "exit once the flush drained")
-		assert.Equal(t, "flush: terminated: drained 1/1 in 40ms\n", f.stderr())
+		assert.Equal(t, "flush: terminated: saved 1/1 in 40ms\n", f.stderr())
 	})
 }
 
@@ -115,7 +115,7 @@ func TestNotifyStuckDisk(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		release := make(chan struct{})
 		defer close(release)
-		h := New(250 * time.Millisecond)
+		h := New(Options{Timeout: 250 * time.Millisecond})
 		f := install(h)
 		h.Add("/state/drafts.json", stuck(release))
 		stop := h.Notify()
@@ -124,8 +124,8 @@ func TestNotifyStuckDisk(t *testing.T) {
 		f.send(syscall.SIGINT)
 		e := <-f.exits
 		assert.Equal(t, 130, e.code)
-		assert.Equal(t, 250*time.Millisecond+Grace, e.at.Sub(start), "exit at the deadline plus Grace")
-		assert.Contains(t, f.stderr(), "flush: interrupt: drained 0/1 in 260ms; not drained: /state/drafts.json: ")
+		assert.Equal(t, 250*time.Millisecond+grace, e.at.Sub(start), "exit at the deadline plus grace")
+		assert.Contains(t, f.stderr(), "flush: interrupt: saved 0/1 in 260ms\n  /state/drafts.json: flush: still running at the deadline")
 	})
 }
 
@@ -137,7 +137,7 @@ func TestNotifySecondSignalExitsAtOnce(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
 				release := make(chan struct{})
 				defer close(release)
-				h := New(2 * time.Second)
+				h := New(Options{Timeout: 2 * time.Second})
 				f := install(h)
 				h.Add("stuck", stuck(release))
 				stop := h.Notify(os.Interrupt, syscall.SIGQUIT)
@@ -149,7 +149,7 @@ func TestNotifySecondSignalExitsAtOnce(t *testing.T) {
 				require.Empty(t, f.exits, "exited before the deadline on one signal")
 				f.send(sig)
 				e := <-f.exits
-				assert.Equal(t, ExitCode(sig), e.code, "second signal's status")
+				assert.Equal(t, exitCode(sig), e.code, "second signal's status")
 				assert.Equal(t, 100*time.Millisecond, e.at.Sub(start), "no wait after the second signal")
 				assert.Equal(t, "flush: "+sig.String()+": second signal, exiting without waiting for the disk\n", f.stderr())
 			})
@@ -172,7 +172,7 @@ func TestNotifyOtherSecondSignalWaits(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%v then %v", tt.first, tt.second), func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
-				h := New(2 * time.Second)
+				h := New(Options{Timeout: 2 * time.Second})
 				f := install(h)
 				h.Add("state", after(time.Second, nil))
 				stop := h.Notify()
@@ -183,10 +183,10 @@ func TestNotifyOtherSecondSignalWaits(t *testing.T) {
 				<-wait.C
 				f.send(tt.second)
 				e := <-f.exits
-				assert.Equal(t, ExitCode(tt.first), e.code, "exit status: got, want the first signal's")
+				assert.Equal(t, exitCode(tt.first), e.code, "exit status: got, want the first signal's")
 				assert.Equal(t, time.Second, e.at.Sub(start), "exit once the flush drained, not at the second signal")
 				want := fmt.Sprintf("flush: %v while quitting on %v: still waiting for the disk\n"+
-					"flush: %v: drained 1/1 in 1s\n", tt.second, tt.first, tt.first)
+					"flush: %v: saved 1/1 in 1s\n", tt.second, tt.first, tt.first)
 				assert.Equal(t, want, f.stderr())
 			})
 		})
@@ -197,14 +197,14 @@ func TestNotifyOtherSecondSignalWaits(t *testing.T) {
 // SIGHUP) is not caught, so it stays ignored.
 func TestNotifyLeavesIgnoredSignals(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(time.Second)
+		h := New(Options{Timeout: time.Second})
 		f := install(h)
 		f.ignored = []os.Signal{syscall.SIGHUP}
 		stop := h.Notify()
 		assert.Equal(t, []os.Signal{os.Interrupt, syscall.SIGTERM}, f.sigs, "caught: got, want all but the ignored")
 		stop()
 
-		h = New(time.Second)
+		h = New(Options{Timeout: time.Second})
 		f = install(h)
 		f.ignored = []os.Signal{syscall.SIGHUP}
 		stop = h.Notify(syscall.SIGHUP)
@@ -225,7 +225,7 @@ func TestExitCode(t *testing.T) {
 		{otherSignal{}, 1},
 	}
 	for _, tt := range tests {
-		assert.Equal(t, tt.want, ExitCode(tt.sig), "ExitCode(%v)", tt.sig)
+		assert.Equal(t, tt.want, exitCode(tt.sig), "exitCode(%v)", tt.sig)
 	}
 }
 
@@ -234,30 +234,48 @@ type otherSignal struct{}
 func (otherSignal) String() string { return "other" }
 func (otherSignal) Signal()        {}
 
-// TestNotifyJoinsShorterRun: SIGTERM arrives while the app's quit path runs
-// RunContext with a short budget of its own. Notify's Run joins it, and
-// when that run gives up on its deadline with the store not drained,
-// flushes again within Notify's own deadline: the process exits only once
-// its own flush had its chance (the old code exited on the short report,
-// having flushed nothing).
-func TestNotifyJoinsShorterRun(t *testing.T) {
+// TestNotifyStopsThenReports: a signal's exit runs the stoppers too (the
+// agents, the toolkit's quit that restores the terminal), and writes the
+// report only once they have returned, to Options.Output when set.
+func TestNotifyStopsThenReports(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		h := New(2 * time.Second)
+		var out lockedBuffer
+		h := New(Options{Timeout: time.Second, Output: &out})
 		f := install(h)
-		h.Add("drafts", after(300*time.Millisecond, nil)) // slow, but within 2 s
+		h.Add("state", after(10*time.Millisecond, nil))
+		restored := false
+		h.AddStop("ui", Func(func(context.Context) error {
+			wait := time.NewTimer(50 * time.Millisecond) // the toolkit restores the terminal
+			<-wait.C
+			out.mu.Lock()
+			restored = out.b.Len() == 0
+			out.mu.Unlock()
+			return nil
+		}))
 		stop := h.Notify()
 		defer stop()
-		ctx, cancel := context.WithTimeout(t.Context(), 20*time.Millisecond)
-		defer cancel()
-		done := make(chan Report, 1)
-		go func() { done <- h.RunContext(ctx) }()
-		synctest.Wait()
-		start := time.Now()
 		f.send(syscall.SIGTERM)
 		e := <-f.exits
 		assert.Equal(t, 143, e.code)
-		assert.Equal(t, 320*time.Millisecond, e.at.Sub(start), "exit: after the short run (20 ms) and Notify's own flush (300 ms)")
-		assert.Equal(t, "flush: terminated: drained 1/1 in 320ms\n", f.stderr())
-		assert.False(t, (<-done).Drained, "the quit path's own short report")
+		assert.True(t, restored, "the report was written before the toolkit's quit returned")
+		assert.Equal(t, "flush: terminated: saved 1/1, stopped 1/1 in 50ms\n", out.String())
+		assert.Empty(t, f.stderr(), "with Output set, nothing on standard error")
 	})
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -49,7 +49,7 @@ func TestChild(t *testing.T) {
 	st := statefile.NewStore(statefile.Options{})
 	f, err := statefile.Open[payload](st, filepath.Join(os.Getenv(childDirEnv), "state.json"))
 	require.NoError(t, err)
-	hook := flush.New(10 * time.Second)
+	hook := flush.New(flush.Options{Timeout: 10 * time.Second})
 	hook.Add("state", st)
 	hook.Notify()
 	pad := strings.Repeat("x", 1<<20)
@@ -69,7 +69,7 @@ func TestQuitOnSIGTERM(t *testing.T) {
 	require.NoError(t, c.Cmd.Process.Signal(syscall.SIGTERM))
 	assert.Equal(t, 143, c.Wait(t), "exit status; stderr:\n%s", c.ErrBuf)
 	t.Logf("child: %s", c.ErrBuf)
-	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: drained 1/1 in ")
+	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: saved 1/1 in ")
 
 	b, err := os.ReadFile(filepath.Join(dir, "state.json"))
 	require.NoError(t, err)

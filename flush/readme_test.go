@@ -97,7 +97,7 @@ func TestReadmeInstall(t *testing.T) {
 	mod, err := os.ReadFile(filepath.Join(app, "go.mod"))
 	require.NoError(t, err)
 	t.Logf("go.mod:\n%s", mod)
-	for _, dep := range []string{"github.com/google/renameio/v2", "github.com/fsnotify/fsnotify", "golang.org/x/sys"} {
+	for _, dep := range []string{"github.com/fsnotify/fsnotify", "golang.org/x/sys"} {
 		assert.Contains(t, string(mod), dep, "the README says the module then requires it")
 	}
 	for _, dep := range []string{"github.com/stretchr/testify", "go.uber.org/goleak", "github.com/hanwen/go-fuse"} {
@@ -131,10 +131,10 @@ func main() {
 	_, _ = drafts.Open(st, "d.json", drafts.Options{})
 	_, _ = anchors.Open(st, "a.json", anchors.Options{})
 	var g qos.Group
-	h := flush.New(time.Second)
+	h := flush.New(flush.Options{Timeout: time.Second})
 	h.Add("state", st)
-	h.Add("agents", flush.Func(g.Stop))
-	fmt.Println(h.Run().Drained)
+	h.AddStop("agents", flush.Func(g.Stop))
+	fmt.Println(h.Exit().Saved)
 }
 `
 

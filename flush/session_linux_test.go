@@ -37,10 +37,10 @@ func logoutChild(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, d.Load(t.Context()))
 	release := make(chan struct{})
-	hook := flush.New(20 * time.Second)
+	hook := flush.New(flush.Options{Timeout: 20 * time.Second})
 	hook.Add("state", st)
 	hook.Add("drafts", d)
-	hook.Add("agents", flush.Func(func(ctx context.Context) error {
+	hook.AddStop("agents", flush.Func(func(ctx context.Context) error {
 		fmt.Println("flushing")
 		select {
 		case <-release:
@@ -79,13 +79,14 @@ func TestQuitOnLogout(t *testing.T) {
 	code := c.Wait(t)
 	t.Logf("child: %s", c.ErrBuf)
 	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.ErrBuf)
-	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: drained 3/3 in ")
+	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: saved 2/2, stopped 1/1 in ")
 	assert.NotContains(t, c.ErrBuf.String(), "without waiting for the disk")
 
 	st := statefile.NewStore(statefile.Options{})
 	defer st.Close(context.Background())
-	d, err := drafts.OpenContext(t.Context(), st, filepath.Join(dir, "drafts.json"), drafts.Options{})
+	d, err := drafts.Open(st, filepath.Join(dir, "drafts.json"), drafts.Options{})
 	require.NoError(t, err)
+	require.NoError(t, d.Load(t.Context()))
 	got, _ := d.Get("chat")
 	assert.Equal(t, "typed just before the logout", got.Text, "the draft the quit flush saved")
 	require.NoError(t, d.Close(t.Context()))
@@ -97,7 +98,7 @@ func nohupChild(t *testing.T) {
 	st := statefile.NewStore(statefile.Options{})
 	f, err := statefile.Open[payload](st, filepath.Join(os.Getenv(childDirEnv), "state.json"))
 	require.NoError(t, err)
-	hook := flush.New(10 * time.Second)
+	hook := flush.New(flush.Options{Timeout: 10 * time.Second})
 	hook.Add("state", st)
 	hook.Notify()
 	require.NoError(t, f.Save(payload{N: 1}))
@@ -129,7 +130,7 @@ func TestNohupSurvivesHangup(t *testing.T) {
 	code := c.Wait(t)
 	t.Logf("child: %s", c.ErrBuf)
 	assert.Equal(t, 143, code, "exit status: got, want 128+SIGTERM; stderr:\n%s", c.ErrBuf)
-	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: drained 1/1 in ")
+	assert.Contains(t, c.ErrBuf.String(), "flush: terminated: saved 1/1 in ")
 	assert.NotContains(t, c.ErrBuf.String(), "hangup")
 }
 

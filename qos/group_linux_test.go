@@ -179,7 +179,7 @@ func TestQuitStopsGroupOnSIGTERM(t *testing.T) {
 	var ee *exec.ExitError
 	require.True(t, errors.As(err, &ee), "app: got %v, want an exit status; stderr: %s", err, &stderr)
 	assert.Equal(t, 143, ee.ExitCode(), "exit status; stderr: %s", &stderr)
-	assert.Contains(t, stderr.String(), "flush: terminated: drained 0/1 in ", "the hook's report; stderr: %s", &stderr)
+	assert.Contains(t, stderr.String(), "flush: terminated: saved 0/0, stopped 0/1 in ", "the hook's report; stderr: %s", &stderr)
 	assert.Contains(t, stderr.String(), " still ran 2s after SIGTERM and were killed: pid ",
 		"group.Stop names what it had to kill: the stubborn agent's shell (and its sleep, if it had started)")
 	assert.Contains(t, stderr.String(), " (sh)", "the stubborn agent's shell is named")
@@ -195,8 +195,8 @@ func TestQuitStopsGroupOnSIGTERM(t *testing.T) {
 // in its flush hook, prints their pids and waits for a signal.
 func groupAppHelper() int {
 	g := &Group{KillAfter: 2 * time.Second}
-	hook := flush.New(10 * time.Second)
-	hook.Add("agents", flush.Func(g.Stop))
+	hook := flush.New(flush.Options{Timeout: 10 * time.Second})
+	hook.AddStop("agents", flush.Func(g.Stop))
 	hook.Notify()
 	polite, stubborn, plain := groupAgents(os.Getenv(groupDirEnv))
 	var pids []string
@@ -245,7 +245,7 @@ func TestReadmeLineStopsChildren(t *testing.T) {
 			fds := runningTree(t, pids)
 			require.NoError(t, app.Process.Signal(syscall.SIGTERM))
 			_ = app.Wait()
-			assert.Contains(t, stderr.String(), "flush: terminated: drained 1/1 in ", "a clean quit")
+			assert.Contains(t, stderr.String(), "flush: terminated: saved 0/0, stopped 1/1 in ", "a clean quit")
 			requireGone(t, fds, pids, time.Now(), "once the app quit cleanly (yes, sleep)")
 		})
 	}
@@ -259,8 +259,8 @@ func readmeAppHelper() int {
 		hooked.Store(false) // as if main did not call Main
 	}
 	var agents Group
-	hook := flush.New(10 * time.Second)
-	hook.Add("agents", flush.Func(agents.Stop))
+	hook := flush.New(flush.Options{Timeout: 10 * time.Second})
+	hook.AddStop("agents", flush.Func(agents.Stop))
 	hook.Notify()
 	host := exec.Command("/bin/sh", "-c", "yes >/dev/null & a=$!; sleep 1000 & echo $a $!; wait")
 	out, _ := host.StdoutPipe()

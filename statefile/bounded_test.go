@@ -29,17 +29,17 @@ func TestAbandonedLoadsLeaveTheQueue(t *testing.T) {
 		s := NewStore(Options{})
 		newFakeDisk(s, false)
 		hang := make(chan struct{})
-		s.readFile = func(string) ([]byte, error) { <-hang; return []byte("1\n"), nil }
+		s.hooks.readFile = func(string) ([]byte, error) { <-hang; return []byte("1\n"), nil }
 		f, _ := Open[int](s, osPath("/state/f.json"))
 		for range 1000 {
 			ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-			_, err := f.LoadContext(ctx)
+			_, err := f.Load(ctx)
 			cancel()
 			require.ErrorIs(t, err, context.DeadlineExceeded)
 		}
 		assert.Zero(t, f.q.queuedReads(), "reads queued after 1000 abandoned Loads")
 		close(hang)
-		v, err := f.Load()
+		v, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, 1, v, "a Load once the disk answers")
 	})
@@ -60,7 +60,7 @@ func TestSweepListingKeepsOnlyTempNames(t *testing.T) {
 	s := NewStore(Options{})
 	f, err := Open[int](s, filepath.Join(dir, "state.json"))
 	require.NoError(t, err)
-	_, err = f.Load() // after the sweep
+	_, err = f.Load(context.Background()) // after the sweep
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.NoError(t, s.Close(context.Background()))
 	assert.NoFileExists(t, filepath.Join(dir, ".state.json7"), "the path's leftover was swept")
@@ -75,7 +75,7 @@ func TestSweepListingKeepsOnlyTempNames(t *testing.T) {
 
 // A cycle of three writers, each inside a step whose callback Loads the
 // next one's path, would wait for good: one of the three Loads returns
-// ErrReentrant and the others complete.
+// errReentrant and the others complete.
 func TestReentrantCycleOfThree(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{MaxParallel: 3})
@@ -94,7 +94,7 @@ func TestReentrantCycleOfThree(t *testing.T) {
 			require.NoError(t, f.Save(hooked{N: 1, hook: func() {
 				inside.Done()
 				<-in
-				_, errs[i] = next.Load()
+				_, errs[i] = next.Load(context.Background())
 			}}))
 		}
 		inside.Wait()
@@ -103,10 +103,10 @@ func TestReentrantCycleOfThree(t *testing.T) {
 		failed := 0
 		for i, err := range errs {
 			if err != nil {
-				assert.ErrorIs(t, err, ErrReentrant, "Load %d", i)
+				assert.ErrorIs(t, err, errReentrant, "Load %d", i)
 				failed++
 			}
 		}
-		assert.Equal(t, 1, failed, "Loads that returned ErrReentrant: got %v", errs)
+		assert.Equal(t, 1, failed, "Loads that returned errReentrant: got %v", errs)
 	})
 }

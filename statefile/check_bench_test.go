@@ -58,7 +58,7 @@ func BenchmarkCheckBeforeSave(b *testing.B) {
 	})
 	b.Run("version", func(b *testing.B) {
 		q.slot.(*slot[versioned64k]).opts.Store(&FileOptions[versioned64k]{Migrations: identityStep})
-		q.last = lastWrite{}
+		q.disk.holds = seen{}
 		for b.Loop() {
 			if _, err := q.beforeWrite(data); err != nil {
 				b.Fatal(err)

@@ -10,8 +10,8 @@ import (
 
 // commitFunc puts data at path (data == nil: removes path) and fills the
 // step timings of tr. It runs on the path's writer. Tests replace
-// Store.commit with one that blocks on a channel (testing/synctest cannot
-// wait on a real syscall).
+// Store.hooks.commit with one that blocks on a channel (testing/synctest
+// cannot wait on a real syscall).
 type commitFunc func(path string, data []byte, tr *SaveTrace) error
 
 // run executes one op on the writer: encode (for a save), the checks of
@@ -26,13 +26,9 @@ func (q *queue) run(o op) error {
 		err = q.runSave(&tr)
 	default:
 		if _, err = q.beforeWrite(nil); err == nil {
-			err = s.commit(q.path, nil, &tr)
-			q.noteCommit(nil, err)
-			q.noteWrite(nil, err)
+			err = s.hooks.commit(q.path, nil, &tr)
+			q.committed(nil, err)
 		}
-	}
-	if err != nil {
-		q.last = lastWrite{}
 	}
 	tr.Err = err
 	s.trace(tr)
@@ -40,10 +36,10 @@ func (q *queue) run(o op) error {
 }
 
 // runSave encodes the writer's value and commits it, unless the file holds
-// those bytes already (unchanged.go).
+// those bytes already (see beforeWrite).
 func (q *queue) runSave(tr *SaveTrace) error {
 	start := time.Now()
-	data, err := q.slot.encode()
+	data, err := q.slot.encode(q.path)
 	tr.Encode = time.Since(start)
 	tr.Bytes = len(data)
 	if err != nil {
@@ -60,15 +56,14 @@ func (q *queue) runSave(tr *SaveTrace) error {
 	case same:
 		tr.Unchanged = true // no write, no fsync
 	default:
-		err = q.s.commit(q.path, data, tr)
-		q.noteCommit(data, err)
-		q.noteWrite(data, err)
+		err = q.s.hooks.commit(q.path, data, tr)
+		q.committed(data, err)
 	}
 	return err
 }
 
 // commitToDisk is the real commit step. Its errors name path, not the
-// temp file or directory the failed step touched (see diskError).
+// temp file or directory the failed step touched (see wrapDisk).
 func (s *Store) commitToDisk(path string, data []byte, tr *SaveTrace) error {
 	if data == nil {
 		return wrapDisk("remove", path, s.removeFile(path, tr))
@@ -104,7 +99,7 @@ func (s *Store) removeFile(path string, tr *SaveTrace) error {
 		return nil
 	}
 	start = time.Now()
-	err = s.syncDir(filepath.Dir(path))
+	err = s.hooks.syncDir(filepath.Dir(path))
 	tr.DirSync = time.Since(start)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil // no directory, so no entry a power cut could bring back

@@ -12,9 +12,10 @@ import (
 	"time"
 )
 
-// CorruptSuffix starts the name a corrupt file is moved to:
-// "<name>.corrupt-<UTC time>".
-const CorruptSuffix = ".corrupt-"
+// corruptSuffix starts the name a corrupt file is moved to:
+// "<name>.corrupt-<UTC time>" (see "Files on disk" in the package
+// documentation).
+const corruptSuffix = ".corrupt-"
 
 // corruptTime is the layout of the time in a moved-aside copy's name: fixed
 // width, so the names sort as the times do.
@@ -27,18 +28,23 @@ const corruptTime = "20060102T150405.000000000Z"
 // fails rather than replace bytes nobody has seen.
 func (q *queue) quarantine(decodeErr error) error {
 	aside, err := q.s.moveAside(q.path)
+	d := &q.disk
+	d.corrupt = err != nil && aside == "" && !errors.Is(err, fs.ErrNotExist)
+	d.holds, d.wrote = seen{}, nil
+	if aside != "" {
+		// Moved: the path holds nothing now, which is no news to the
+		// watches.
+		d.setKnown(seen{})
+		q.watch.bad = badBytes{}
+	}
 	switch {
 	case err == nil:
-		q.corruptInPlace = false
 		return &CorruptError{Path: q.path, Aside: aside, Err: decodeErr}
 	case errors.Is(err, fs.ErrNotExist): // someone else moved or removed it meanwhile
-		q.corruptInPlace = false
 		return &CorruptError{Path: q.path, Err: decodeErr}
 	case aside != "": // moved, but the directory fsync failed
-		q.corruptInPlace = false
 		return &CorruptError{Path: q.path, Aside: aside, Err: decodeErr, AsideErr: err}
 	default:
-		q.corruptInPlace = true
 		return &CorruptError{Path: q.path, Err: decodeErr, AsideErr: err}
 	}
 }
@@ -47,27 +53,27 @@ func (q *queue) quarantine(decodeErr error) error {
 // could not be moved aside. It returns an error when the file is still
 // there, so the commit does not overwrite it.
 func (q *queue) retryQuarantine() error {
-	if !q.corruptInPlace {
+	if !q.disk.corrupt {
 		return nil
 	}
 	aside, err := q.s.moveAside(q.path)
 	if err == nil || aside != "" || errors.Is(err, fs.ErrNotExist) {
-		q.corruptInPlace = false
+		q.disk.corrupt = false
 		return nil
 	}
 	return fmt.Errorf("statefile: %s: corrupt file could not be moved aside, not replacing it: %w", q.path, err)
 }
 
 // moveAside renames path to "<path>.corrupt-<UTC time>", removes the
-// copies beyond [Options.MaxCorrupt] (see pruneCorrupt) and, for a Durable
+// copies beyond keptCorrupt (see pruneCorrupt) and, for a Durable
 // Store, fsyncs the directory. aside is set once the rename happened, even
 // if the fsync then failed.
 func (s *Store) moveAside(path string) (aside string, err error) {
-	name := path + CorruptSuffix + time.Now().UTC().Format(corruptTime)
+	name := path + corruptSuffix + time.Now().UTC().Format(corruptTime)
 	if err := os.Rename(path, name); err != nil {
 		return "", err
 	}
-	pruneCorrupt(path, name, s.opts.maxCorrupt())
+	pruneCorrupt(path, name, keptCorrupt)
 	if s.opts.Durability == Durable {
 		return name, syncDir(filepath.Dir(path))
 	}
@@ -77,7 +83,7 @@ func (s *Store) moveAside(path string) (aside string, err error) {
 // pruneCorrupt bounds the moved-aside copies of path's corrupt files, so
 // that a file that keeps turning up corrupt (a buggy writer, a disk that
 // tears every write) cannot fill the disk with them (Chromium keeps a
-// single one, see [DefaultMaxCorrupt]). It runs on
+// single one, see keptCorrupt). It runs on
 // path's writer right after the move of newest, and removes a copy only if
 //
 //   - a newer copy that is kept holds the same bytes (so no bytes are lost:
@@ -89,12 +95,9 @@ func (s *Store) moveAside(path string) (aside string, err error) {
 // each copy was named by the [CorruptError] of the Load that moved it, so
 // the app has had each of the newest max to log. Only names of the exact
 // shape "<name>.corrupt-<UTC time>" that this package writes are touched:
-// a person's own "<name>.corrupt-mine" is not. A negative max keeps all.
-// Errors are ignored: a copy left over is only what it was before.
+// a person's own "<name>.corrupt-mine" is not. Errors are ignored: a copy
+// left over is only what it was before.
 func pruneCorrupt(path, newest string, max int) {
-	if max < 0 {
-		return
-	}
 	copies := corruptCopies(path)
 	if len(copies) <= 1 {
 		return
@@ -123,7 +126,7 @@ func corruptCopies(path string) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		stamp, ok := strings.CutPrefix(e.Name(), base+CorruptSuffix)
+		stamp, ok := strings.CutPrefix(e.Name(), base+corruptSuffix)
 		if !ok || !e.Type().IsRegular() {
 			continue
 		}

@@ -30,7 +30,7 @@ func Example_load() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	got, err := settings.Load() // off the GUI goroutine: it waits on the disk
+	got, err := settings.Load(context.Background()) // off the GUI goroutine: it waits on the disk
 	var ce *statefile.CorruptError
 	switch {
 	case err == nil:
@@ -41,7 +41,7 @@ func Example_load() {
 		if ce.Aside == "" {
 			return // still in place: the next save fails rather than replace them
 		}
-		fmt.Println("kept aside:", strings.HasPrefix(filepath.Base(ce.Aside), "settings.json"+statefile.CorruptSuffix))
+		fmt.Println("kept aside:", strings.HasPrefix(filepath.Base(ce.Aside), "settings.json"+".corrupt-"))
 		got = Settings{Theme: "light"}
 	default:
 		log.Print(err) // unread, not absent: do not save this path

@@ -28,7 +28,7 @@ func corruptLoads(t *testing.T, opts Options, path string, contents ...string) [
 		s := NewStore(opts)
 		f, err := Open[doc](s, path)
 		require.NoError(t, err)
-		_, err = f.Load()
+		_, err = f.Load(context.Background())
 		var ce *CorruptError
 		require.ErrorAs(t, err, &ce, "Load of %q", c)
 		require.NotEmpty(t, ce.Aside, "Load of %q moved nothing: %v", c, err)
@@ -49,31 +49,28 @@ func asideContents(t *testing.T, path string) []string {
 	return got
 }
 
-// Repeated corrupt loads keep at most MaxCorrupt copies per path: the
+// Repeated corrupt loads keep at most three copies per path: the
 // newest, distinct ones. A person's own file of a similar name, and the
 // copies of another path, are left alone.
 func TestCorruptCopiesBounded(t *testing.T) {
 	for _, tc := range []struct {
 		name     string
-		max      int
 		contents []string
 		want     []string // newest first
 	}{
-		{"default keeps 3", 0, []string{"{1", "{2", "{3", "{4", "{5"}, []string{"{5", "{4", "{3"}},
-		{"max 1", 1, []string{"{1", "{2", "{3"}, []string{"{3"}},
-		{"same bytes kept once", 0, []string{"{a", "{a", "{a", "{a"}, []string{"{a"}},
-		{"a repeat is newest, older distinct ones stay", 2, []string{"{a", "{b", "{a"}, []string{"{a", "{b"}},
-		{"negative keeps all", -1, []string{"{1", "{2", "{3", "{4", "{5"}, []string{"{5", "{4", "{3", "{2", "{1"}},
+		{"keeps 3", []string{"{1", "{2", "{3", "{4", "{5"}, []string{"{5", "{4", "{3"}},
+		{"same bytes kept once", []string{"{a", "{a", "{a", "{a"}, []string{"{a"}},
+		{"a repeat is newest, older distinct ones stay", []string{"{a", "{b", "{a"}, []string{"{a", "{b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "c.json")
-			mine := filepath.Join(dir, "c.json"+CorruptSuffix+"mine")
-			other := filepath.Join(dir, "d.json"+CorruptSuffix+"20260101T000000.000000000Z")
+			mine := filepath.Join(dir, "c.json"+corruptSuffix+"mine")
+			other := filepath.Join(dir, "d.json"+corruptSuffix+"20260101T000000.000000000Z")
 			for _, p := range []string{mine, other} {
 				require.NoError(t, os.WriteFile(p, []byte("keep"), 0o600))
 			}
-			asides := corruptLoads(t, Options{MaxCorrupt: tc.max}, path, tc.contents...)
+			asides := corruptLoads(t, Options{}, path, tc.contents...)
 			assert.Equal(t, tc.want, asideContents(t, path), "the copies kept, newest first")
 			assert.FileExists(t, asides[len(asides)-1], "the copy the last Load reported")
 			assert.FileExists(t, mine, "a name of another shape is not a copy")
@@ -87,13 +84,13 @@ func TestCorruptCopiesBounded(t *testing.T) {
 // newer (the clock was set back since), both stay.
 func TestCorruptCopyJustMovedIsKept(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "c.json")
-	asides := corruptLoads(t, Options{MaxCorrupt: 1}, path, "{x", "{x")
+	asides := corruptLoads(t, Options{}, path, "{x", "{x")
 	assert.NoFileExists(t, asides[0], "the older copy of the same bytes")
 	assert.FileExists(t, asides[1], "the copy the last Load named in its error")
 
-	future := path + CorruptSuffix + "29991231T235959.000000000Z"
+	future := path + corruptSuffix + "29991231T235959.000000000Z"
 	require.NoError(t, os.WriteFile(future, []byte("{future"), 0o600))
-	asides = corruptLoads(t, Options{MaxCorrupt: 1}, path, "{y")
+	asides = corruptLoads(t, Options{}, path, "{y")
 	assert.FileExists(t, asides[0], "the copy the Load named in its error, behind a later-named one")
 	assert.FileExists(t, future, "a later-named copy with other bytes")
 }
@@ -124,7 +121,7 @@ func TestDefaultLoggerReportsFailures(t *testing.T) {
 	require.NoError(t, f.Save(doc{Text: "x"}))
 	// Wait for the save without Flush, which would report it too: a Load
 	// waits for the saves queued before it.
-	_, _ = f.Load()
+	_, _ = f.Load(context.Background())
 	assert.Equal(t, []string{f.Path()}, rec.paths(), "slog.Default records of failed saves, by path")
 	assert.Error(t, s.Flush(t.Context()), "Flush still reports it")
 }
@@ -169,10 +166,10 @@ func TestErrorTextsOneLine(t *testing.T) {
 		"not drained": &NotDrainedError{
 			Pending: []string{"/a", "/b"},
 			Failed:  map[string]error{"/c": joined, "/d": fmt.Errorf("wrapped: %w", joined)},
-			Err:     errors.Join(context.DeadlineExceeded, ErrReentrant),
+			Err:     errors.Join(context.DeadlineExceeded, errReentrant),
 		},
 		"locked":   &LockedError{Path: "/s.json", PID: 42},
-		"sentinel": errors.Join(ErrClosed, ErrCorrupt, ErrReentrant, ErrLocked), // each sentinel, checked below
+		"sentinel": errors.Join(ErrClosed, ErrCorrupt, errReentrant, ErrLocked), // each sentinel, checked below
 	}
 	for name, err := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -191,7 +188,7 @@ func TestErrorTextsOneLine(t *testing.T) {
 	assert.ErrorIs(t, ce, joined, "errors.Is sees the decoding and the move's errors")
 	nd := cases["not drained"]
 	assert.ErrorIs(t, nd, context.DeadlineExceeded)
-	assert.ErrorIs(t, nd, ErrReentrant)
+	assert.ErrorIs(t, nd, errReentrant)
 }
 
 // A real corrupt Load's error: one line, matching ErrCorrupt and the
@@ -202,7 +199,7 @@ func TestCorruptLoadErrorText(t *testing.T) {
 	s := NewStore(Options{})
 	f, err := Open[doc](s, path)
 	require.NoError(t, err)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	var ce *CorruptError
 	require.ErrorAs(t, err, &ce)
 	assert.NoError(t, ce.AsideErr, "the move worked")

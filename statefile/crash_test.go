@@ -108,7 +108,7 @@ func TestCrashKill(t *testing.T) {
 	s := statefile.NewStore(statefile.Options{})
 	f, err := statefile.Open[crashValue](s, path)
 	require.NoError(t, err)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	require.NoError(t, err)
 	require.NoError(t, s.Close(context.Background()))
 	assert.Equal(t, []string{"crash.json"}, statetest.DirEntries(t, dir), "only the state file is left")
@@ -189,7 +189,7 @@ func crashChild(path string) {
 	if err != nil {
 		fail(err)
 	}
-	v, err := f.Load() // behind the sweep of the last kill's temp file
+	v, err := f.Load(context.Background()) // behind the sweep of the last kill's temp file
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		fail(err)
 	}

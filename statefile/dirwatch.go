@@ -114,7 +114,7 @@ func (s *Store) addWatch(q *queue, sub subscriber) (_ *watchReg, err error) {
 		return nil, ErrClosed
 	}
 	if s.watcher == nil {
-		n, err := s.newNotifier()
+		n, err := s.hooks.newNotifier()
 		if err != nil {
 			return nil, fmt.Errorf("statefile: watch %s: %w", q.path, err)
 		}
@@ -149,7 +149,7 @@ func (s *Store) addWatch(q *queue, sub subscriber) (_ *watchReg, err error) {
 // is missing, so a watch can start before the first save.
 func (s *Store) addDir(n notifier, dir string) error {
 	// inotify would watch a file as readily as a directory.
-	if fi, err := s.stat(dir); err == nil && !fi.IsDir() {
+	if fi, err := s.hooks.stat(dir); err == nil && !fi.IsDir() {
 		return &fs.PathError{Op: "watch", Path: dir, Err: syscall.ENOTDIR}
 	}
 	err := n.Add(dir)
@@ -222,7 +222,7 @@ func (dw *dirWatcher) unregister(reg *watchReg) (lastInDir, last bool) {
 }
 
 // loop is the watch goroutine: it feeds the notifier's events for watched
-// paths to a settler and asks the paths' writers for a check when a burst
+// paths to their bursts and asks the paths' writers for a check when a burst
 // settles. When a watched directory goes, or another takes its name, it
 // checks the directory's paths and has the directory watched again once one
 // is back. It ends when the notifier's channels close.
@@ -233,7 +233,7 @@ func (dw *dirWatcher) unregister(reg *watchReg) (lastInDir, last bool) {
 // time, which the loop waits for before it ends.
 func (dw *dirWatcher) loop() {
 	defer close(dw.done)
-	st := newSettler(settleQuiet, settleMax)
+	st := newBursts(settleQuiet, settleMax)
 	timer := time.NewTimer(settleMax)
 	timer.Stop()
 	defer timer.Stop()
@@ -310,7 +310,7 @@ func (dw *dirWatcher) loop() {
 // marks the directory lost and its watched paths for a check (a rename of
 // the directory reports nothing for the files in it), and reports whether
 // it was one.
-func (dw *dirWatcher) dirLost(st *settler, dir string) bool {
+func (dw *dirWatcher) dirLost(st *bursts, dir string) bool {
 	dw.mu.Lock()
 	defer dw.mu.Unlock()
 	if dw.dirs[dir] == 0 {
@@ -343,7 +343,7 @@ func (dw *dirWatcher) rearm(done chan<- []string) {
 	}
 	dw.mu.Unlock()
 	for _, d := range dirs {
-		if fi, err := s.stat(d); err != nil || !fi.IsDir() {
+		if fi, err := s.hooks.stat(d); err != nil || !fi.IsDir() {
 			continue // not back yet (or a file took the name)
 		}
 		// The mark goes before the Add, so a loss the loop sees meanwhile
@@ -390,7 +390,7 @@ func (dw *dirWatcher) markLost(dir string, warned bool) {
 }
 
 // pokeDirLocked marks every watched path in dir for a check; dw.mu is held.
-func (dw *dirWatcher) pokeDirLocked(st *settler, dir string) {
+func (dw *dirWatcher) pokeDirLocked(st *bursts, dir string) {
 	now := time.Now()
 	for _, p := range dw.pathsInLocked(dir) {
 		st.poke(p, now)
@@ -417,7 +417,7 @@ func (dw *dirWatcher) watched(path string) bool {
 // missed handles a notifier error. Events may have been lost (inotify's
 // queue overflowed: IN_Q_OVERFLOW, fsnotify.ErrEventOverflow), so every
 // watched path gets a check; a check that finds nothing new reports nothing.
-func (dw *dirWatcher) missed(st *settler, err error) {
+func (dw *dirWatcher) missed(st *bursts, err error) {
 	if l := dw.s.log; l != nil {
 		l.Warn("statefile: watch error; checking every watched file", slog.Any("err", err))
 	}

@@ -43,7 +43,7 @@ func TestSaveCreatesDirsAndFile(t *testing.T) {
 	st, err := os.Stat(path)
 	require.NoError(t, err)
 	assert.Equal(t, osPerm(0o600, false), st.Mode().Perm())
-	got, err := f.Load()
+	got, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, doc{Text: "hello"}, got)
 }
@@ -104,7 +104,7 @@ func TestSweepAtFirstOpen(t *testing.T) {
 	s := NewStore(Options{})
 	f, _ := Open[string](s, path)
 	flushT(t, s)
-	got, err := f.Load()
+	got, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "old", got)
 	assert.Equal(t, []string{".other.json42", ".s.jsonx1", "s.json", "s.json.corrupt-20260101T000000Z"}, dirNames(t, dir))
@@ -125,17 +125,17 @@ func TestLoadQuarantinesCorruptFile(t *testing.T) {
 			require.NoError(t, os.WriteFile(path, []byte(tc.content), 0o600))
 			s := NewStore(Options{})
 			f, _ := Open[doc](s, path)
-			v, err := f.Load()
+			v, err := f.Load(context.Background())
 			assert.Equal(t, doc{}, v)
 			require.ErrorIs(t, err, ErrCorrupt)
 			var ce *CorruptError
 			require.ErrorAs(t, err, &ce)
-			assert.True(t, strings.HasPrefix(filepath.Base(ce.Aside), "c.json"+CorruptSuffix), ce.Aside)
+			assert.True(t, strings.HasPrefix(filepath.Base(ce.Aside), "c.json"+corruptSuffix), ce.Aside)
 			assert.Equal(t, tc.content, readFileT(t, ce.Aside), "the bad bytes are kept")
 			_, err = os.Stat(path)
 			assert.ErrorIs(t, err, fs.ErrNotExist)
 			f.Save(doc{Text: "fresh"})
-			got, err := f.Load()
+			got, err := f.Load(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, "fresh", got.Text)
 		})
@@ -168,7 +168,13 @@ func TestDiskErrorReported(t *testing.T) {
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))
 	var mu sync.Mutex
 	var failed []string
-	s := NewStore(Options{OnError: func(p string, err error) { mu.Lock(); failed = append(failed, p); mu.Unlock() }})
+	s := NewStore(Options{OnError: func(err error) {
+		var pe *fs.PathError
+		require.ErrorAs(t, err, &pe, "OnError's error names the state file")
+		mu.Lock()
+		failed = append(failed, pe.Path)
+		mu.Unlock()
+	}})
 	path := filepath.Join(blocker, "state.json")
 	f, _ := Open[int](s, path)
 	f.Save(1)
@@ -197,7 +203,7 @@ func TestConcurrentUse(t *testing.T) {
 				case 10:
 					f.Remove()
 				case 20:
-					f.Load() //nolint:errcheck // racing with removes
+					f.Load(context.Background()) //nolint:errcheck // racing with removes
 				case 30:
 					f.Flush(context.Background()) //nolint:errcheck
 				default:

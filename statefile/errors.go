@@ -21,20 +21,20 @@ var (
 	// the file exists but does not parse as the File's type, and by a
 	// watch's report of such a file. Load renames the bytes aside when it
 	// can (not in a read-only directory, say); they are never deleted
-	// while they are the newest [Options.MaxCorrupt] copies. To tell where
+	// while they are among the newest copies kept (see "Files on disk" in
+	// the package documentation). To tell where
 	// they are, take the [*CorruptError] with errors.As: its Aside is
 	// empty when they are still at Path.
 	ErrCorrupt = errors.New("statefile: corrupt file")
 
-	// ErrReentrant is matched by the error of a Flush called on a path's
-	// writer (from [Options.OnError], [Options.Trace], or a MarshalJSON or
-	// UnmarshalJSON that a save or Load runs) that would have to wait for
-	// that writer itself: a save of its own path is pending, or the path
-	// it flushes has a writer that waits, directly or through others, for
-	// it. Such a Flush returns at once instead of waiting for good; so does
-	// a Load of such another path. A Load of the writer's own path does
-	// not fail: see [File.Load].
-	ErrReentrant = errors.New("statefile: called on the writer it would wait for")
+	// errReentrant is the error of a Flush called on a path's writer (from
+	// OnError, Trace, or a MarshalJSON or UnmarshalJSON that a save or
+	// Load runs) that would have to wait for that writer itself: a save of
+	// its own path is pending, or the path it flushes has a writer that
+	// waits, directly or through others, for it. Such a Flush returns at
+	// once, reporting the path pending, instead of waiting for good; so
+	// does a Load of such another path (see reentry.go).
+	errReentrant = errors.New("statefile: called on the writer it would wait for")
 )
 
 // CorruptError reports a file that did not parse. errors.Is(err, ErrCorrupt)
@@ -84,17 +84,17 @@ func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
 // NotDrainedError is returned by Flush and Close when a path's newest
 // state queued before the call is not on disk: either the context ended
 // first (the path is in Pending and Err is the context's error), or the
-// Flush ran on a writer that could not wait for the path (it is in Pending
-// and Err is [ErrReentrant]), or the path's newest save or remove failed
-// and so did the Flush's retry of it (the path is in Failed with the
-// retry's error; see the package docs, "Failures and retries"). A failed
-// save that a later save or remove of the same path superseded by
-// succeeding is not in Failed: the file holds the newest state. The writers keep going after a Flush
-// gives up; nothing queued is dropped.
+// Flush ran on a writer that could not wait for the path (it is in
+// Pending), or the path's newest save or remove failed and so did the
+// Flush's retry of it (the path is in Failed with the retry's error; see
+// "Failures and retries" in the package documentation). A failed save
+// that a later save or remove of the same path superseded by succeeding is
+// not in Failed: the file holds the newest state. The writers keep going
+// after a Flush gives up; nothing queued is dropped.
 type NotDrainedError struct {
 	Pending []string         // paths still being written when the Flush returned, sorted
 	Failed  map[string]error // paths whose newest save, remove or encode failed, each with its error: see [Store.Flush]
-	Err     error            // why Pending is not empty (ctx.Err(), ErrReentrant, or both joined), else nil
+	Err     error            // why Pending is not empty (ctx.Err(), or a wait a writer cannot make), else nil
 }
 
 func (e *NotDrainedError) Error() string {
@@ -107,7 +107,7 @@ func (e *NotDrainedError) Error() string {
 		parts = append(parts, p)
 	}
 	for _, p := range e.failedPaths() {
-		parts = append(parts, fmt.Sprintf("failed %s: %v", p, e.Failed[p]))
+		parts = append(parts, fmt.Sprintf("failed %s: %s", p, oneline.Cause(p, e.Failed[p])))
 	}
 	return oneline.Fold("statefile: not drained: " + strings.Join(parts, "; "))
 }
@@ -145,30 +145,32 @@ func errText(err error) string {
 	return err.Error()
 }
 
-// diskError is a failed commit step, named by the state file: the step's
-// own error names the temp file (".<name><digits>") or the directory it
-// touched, which tells a person nothing. Its text keeps the step and the
-// cause ("statefile: save /home/u/app/anchors.json: write temp file: no
-// space left on device"); Unwrap returns the step's own error, so
-// errors.Is(err, syscall.ENOSPC) and errors.As with an *fs.PathError work.
-type diskError struct {
-	op   string // "save", "remove"
-	path string // the state file
-	err  error
-}
-
-func (e *diskError) Error() string {
-	return oneline.Fold("statefile: " + e.op + " " + e.path + ": " + stepText(e.path, e.err))
-}
-
-func (e *diskError) Unwrap() error { return e.err }
-
-// wrapDisk names path in a commit's error; nil stays nil.
+// wrapDisk names path in a failed commit step's error: the step's own
+// error names the temp file (".<name><digits>") or the directory it
+// touched, which tells a person nothing. The result is an *fs.PathError of
+// the state file whose text keeps the step and the cause ("statefile: save
+// /home/u/app/anchors.json: write temp file: no space left on device");
+// its Err unwraps to the step's own error, so errors.Is(err,
+// syscall.ENOSPC) holds. nil stays nil.
 func wrapDisk(op, path string, err error) error {
 	if err == nil {
 		return nil
 	}
-	return &diskError{op: op, path: path, err: err}
+	return &fs.PathError{Op: "statefile: " + op, Path: path, Err: &stepError{path: path, err: err}}
+}
+
+// stepError is a commit step's error, worded for the state file at path.
+type stepError struct {
+	path string
+	err  error
+}
+
+func (e *stepError) Error() string { return oneline.Fold(stepText(e.path, e.err)) }
+func (e *stepError) Unwrap() error { return e.err }
+
+// pathError names path in an error of the op on it ("update", "encode").
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: "statefile: " + op, Path: path, Err: err}
 }
 
 // stepText is err's text with the temp file or directory it names

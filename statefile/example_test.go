@@ -34,7 +34,7 @@ func Example() {
 	settings.Save(Settings{Theme: "dark", Panes: maps.Clone(panes)})
 	panes["left"] = "files" // does not touch the queued save
 
-	got, err := settings.Load() // waits for the save queued before it
+	got, err := settings.Load(context.Background()) // waits for the save queued before it
 	fmt.Println(got.Theme, got.Panes["left"], err)
 
 	// At quit: everything queued reaches the disk, or we learn what did not.

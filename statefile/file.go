@@ -5,9 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
-	"sync/atomic"
 )
 
 // File is one state file holding a JSON encoding of T. It is safe for
@@ -46,7 +44,7 @@ func (f *File[T]) Save(v T) error {
 	}
 	q.mu.Unlock()
 	if start {
-		q.s.schedule(q)
+		q.s.start(q)
 	}
 	return nil
 }
@@ -71,35 +69,28 @@ func (f *File[T]) Remove() error {
 	}
 	q.mu.Unlock()
 	if start {
-		q.s.schedule(q)
+		q.s.start(q)
 	}
 	return nil
 }
 
 // Load waits for the saves on this path queued before the call, then reads
-// and decodes the file on the path's writer. With no file it returns the
-// zero value and an error matching fs.ErrNotExist. A file that does not
-// decode is renamed aside (see [CorruptError]) and Load returns the zero
-// value and an error matching [ErrCorrupt]. Load works after Close.
+// and decodes the file on the path's writer, and returns what it holds.
+// With no file it returns the zero value (or [FileOptions.Default]'s) and
+// an error matching fs.ErrNotExist. A file that does not decode is renamed
+// aside (see [CorruptError]) and Load returns the zero value and an error
+// matching [ErrCorrupt]. When ctx ends first Load returns ctx's error: a
+// read that has not started yet is taken off the path's queue, so a GUI
+// that polls Load on a hung disk queues nothing more than the one read the
+// disk holds. Load works after Close.
 //
 // Called on the path's own writer (from a MarshalJSON or UnmarshalJSON of
 // T, [Options.OnError] or [Options.Trace] for this path), Load cannot wait
 // for the step it is part of: it reads the file as it is on disk at that
-// moment, without the save in progress (from a MarshalJSON) or with it
-// (from Trace and OnError, if it reached the disk), and without the saves
-// queued after it. Called on another path's writer, it waits as usual,
-// unless that would close a cycle of writers waiting for each other: then
-// it returns an error matching [ErrReentrant].
-func (f *File[T]) Load() (T, error) {
-	return f.LoadContext(context.Background())
-}
-
-// LoadContext is [File.Load] that gives up when ctx ends, returning ctx's
-// error. A read that has not started yet is taken off the path's queue,
-// so a GUI that polls LoadContext on a hung disk queues nothing more than
-// the one read the disk holds; a read already running finishes on the
-// writer and its result is dropped.
-func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
+// moment. Called on another path's writer, it waits as usual, unless that
+// would close a cycle of writers waiting for each other: then it returns
+// an error at once.
+func (f *File[T]) Load(ctx context.Context) (T, error) {
 	type result struct {
 		v   T
 		err error
@@ -116,18 +107,13 @@ func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
 		defer q.s.unpark(w)
 	}
 	reply := make(chan result, 1) // buffered: a caller that gave up never strands the writer
-	r := &readReq{run: func() {
+	r, start := q.addRead(func() {
 		var res result
 		res.v, res.err = load[T](q)
 		reply <- res
-	}}
-	q.mu.Lock()
-	r.target = q.seq
-	q.reads = append(q.reads, r)
-	start := q.markScheduled()
-	q.mu.Unlock()
+	})
 	if start {
-		q.s.schedule(q)
+		q.s.start(q)
 	}
 	select {
 	case res := <-reply:
@@ -149,13 +135,21 @@ func (q *queue) dropRead(r *readReq) {
 }
 
 // Flush waits until the saves and removes queued on this path before the
-// call have reached the disk or failed, trying a failed one again as
-// [Store.Flush] does. It reports the path's failure whenever its newest
-// state is not on disk after that, whether or not another Flush reported
-// it before. See [Store.Flush] for the result. Called on the path's own
-// writer with a save pending, it returns at once with an error matching
-// [ErrReentrant]; with a failure and nothing pending, it reports the
-// failure without a retry.
+// call have reached the disk, and returns nil when the file holds the
+// path's newest state. A save or remove that failed is tried again at
+// once, unless an attempt of it started after the Flush began, and Flush
+// waits for that attempt (see "Failures and retries" in the package
+// documentation). Then it reads the file: one removed or replaced from
+// outside since this Store's last save is written again, so that nil
+// means the file holds what the app saved (a path with a watch is left to
+// the watch: another process's change is news the app answers). It
+// returns a *[NotDrainedError] naming the path when its newest state is not
+// on disk: in Failed with the last attempt's error, however many Flushes
+// reported it before, or in Pending with ctx's error when ctx ended first
+// (errors.Is(err, ctx.Err()) holds). The writer keeps going. Called on
+// the path's own writer with a save pending, it returns at once with the
+// path pending; with a failure and nothing pending, it reports the failure
+// without a retry.
 func (f *File[T]) Flush(ctx context.Context) error {
 	q := f.q
 	nd := &NotDrainedError{}
@@ -176,66 +170,3 @@ func decode[T any](data []byte, v *T) error {
 	}
 	return json.Unmarshal(data, v)
 }
-
-// pendingSlot is a queue's typed value holder seen from the untyped queue.
-type pendingSlot interface {
-	takeValue()              // pending value and changes -> writer's; q.mu held
-	encode() ([]byte, error) // the writer's value as JSON; writer only
-	typeName() string        // for the error of a mismatched Open
-	prepare(q *queue) error  // pending migrations, before any op (migrate.go); writer only
-	batched() bool           // the writer holds Updates or changes behind one (update.go); writer only
-	runBatch(q *queue, o *op) result
-
-	// Retries (retry.go); writer only.
-	settle(keep bool, kind opKind) // after an attempt: keep the writer's value and changes for a retry, or drop them
-	takeKept() opKind              // the kept op -> the writer's, for its retry
-	mergeKept(kind opKind) opKind  // a new op of kind replaces the kept one, or builds on it (an Update)
-
-	versioned() bool                            // the path has Migrations (migrate.go)
-	checkNewer(q *queue, data []byte) error     // a *VersionError if data is newer than the migrations know
-	view(q *queue, data []byte) ([]byte, error) // data at the newest version, for a watch: migrated in memory, or a *VersionError
-}
-
-// slot holds a path's newest queued value and the one its writer encodes,
-// so Save stores a T without boxing it in an interface (no allocation).
-type slot[T any] struct {
-	v      T           // newest queued value; guarded by the queue's mu
-	ups    *changes[T] // Updates, and the Saves and Removes queued behind them, in call order; guarded by the queue's mu
-	taking T           // the value the writer encodes; writer only
-
-	takingUps *changes[T]                    // the changes the writer applies after taking; writer only
-	kept      kept[T]                        // writer only: a failed op kept for its retry (retry.go)
-	migrated  bool                           // writer only: the file is at the newest version (migrate.go)
-	opts      atomic.Pointer[FileOptions[T]] // set by OpenWith (fileoptions.go); nil means the defaults
-}
-
-// kept is a failed op, as its writer will run it again: a save of v, a
-// remove, or, when the failure came before its changes ran (the file could
-// not be read or migrated), the op as it was taken, changes and all.
-type kept[T any] struct {
-	has  bool
-	kind opKind
-	v    T
-	ups  *changes[T]
-}
-
-func (s *slot[T]) takeValue() {
-	var zero T
-	s.taking, s.v = s.v, zero
-	s.takingUps, s.ups = s.ups, nil
-}
-
-// encode returns the writer's value as JSON. It leaves the value in place:
-// settle drops it, or keeps it for a retry.
-func (s *slot[T]) encode() ([]byte, error) {
-	data, err := json.Marshal(s.taking)
-	if err != nil {
-		return nil, &finalError{fmt.Errorf("statefile: encode: %w", err)}
-	}
-	if err := s.checkVersion(data); err != nil {
-		return nil, &finalError{err}
-	}
-	return append(data, '\n'), nil
-}
-
-func (s *slot[T]) typeName() string { return reflect.TypeFor[T]().String() }

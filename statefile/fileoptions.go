@@ -93,25 +93,29 @@ func (s *slot[T]) readValue(q *queue) (v T, replaced bool, err error) {
 		return zero, false, err
 	}
 	o := s.options()
-	data, err := q.s.readFile(q.path)
+	data, err := q.s.hooks.readFile(q.path)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) && o.Default != nil {
-			return o.Default(), false, nil
+		if errors.Is(err, fs.ErrNotExist) {
+			q.readGone()
+			if o.Default != nil {
+				return o.Default(), false, nil
+			}
 		}
 		return zero, false, err // an *fs.PathError; errors.Is(err, fs.ErrNotExist) for no file
 	}
 	if len(data) == 0 && o.Default != nil {
 		return o.Default(), false, nil
 	}
-	if data, err = s.view(q, data); err != nil {
+	raw, err := s.view(q, data)
+	if err != nil {
 		return zero, false, err // a newer release wrote it since the path's first op: never decoded lossily
 	}
-	derr := decode(data, &v)
+	derr := decode(raw, &v)
 	if derr == nil {
+		q.readBack(data)
 		return v, false, nil
 	}
 	err = q.quarantine(derr)
-	q.noteQuarantine(err)
 	if o.OnCorrupt == nil {
 		return zero, false, err
 	}
@@ -128,7 +132,7 @@ func (s *slot[T]) replace(q *queue, onCorrupt func(*CorruptError) (T, error), er
 	if herr != nil {
 		return zero, false, fmt.Errorf("%w; replacing it: %w", err, herr)
 	}
-	if q.corruptInPlace {
+	if q.disk.corrupt {
 		return v, true, err
 	}
 	if werr := s.writeNow(q, v); werr != nil {
@@ -144,14 +148,13 @@ func (s *slot[T]) writeNow(q *queue, v T) error {
 	keep := s.taking
 	s.taking = v
 	start := time.Now()
-	data, err := s.encode()
+	data, err := s.encode(q.path)
 	s.taking = keep
 	tr.Encode = time.Since(start)
 	tr.Bytes = len(data)
 	if err == nil {
-		err = q.s.commit(q.path, data, &tr)
-		q.noteCommit(data, err)
-		q.noteWrite(data, err)
+		err = q.s.hooks.commit(q.path, data, &tr)
+		q.committed(data, err)
 	}
 	tr.Err = err
 	q.s.trace(tr)

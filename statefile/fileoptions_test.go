@@ -48,7 +48,7 @@ func TestDefault(t *testing.T) {
 			t.Cleanup(func() { s.Close(context.Background()) })
 			f, err := OpenWith(s, path, opts)
 			require.NoError(t, err)
-			got, err := f.Load()
+			got, err := f.Load(context.Background())
 			if tc.wantErr != nil {
 				assert.ErrorIs(t, err, tc.wantErr)
 				assert.Equal(t, prefs{}, got)
@@ -69,10 +69,10 @@ func TestDefaultNotShared(t *testing.T) {
 	t.Cleanup(func() { s.Close(context.Background()) })
 	f, err := OpenWith(s, filepath.Join(t.TempDir(), "p.json"), FileOptions[prefs]{Default: defaultPrefs})
 	require.NoError(t, err)
-	a, err := f.Load()
+	a, err := f.Load(context.Background())
 	require.NoError(t, err)
 	a.Panes["left"] = "changed"
-	b, err := f.Load()
+	b, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "chats", b.Panes["left"])
 }
@@ -90,7 +90,7 @@ func TestOnCorrupt(t *testing.T) {
 		return prefs{Theme: "rebuilt"}, nil
 	}})
 	require.NoError(t, err)
-	v, err := f.Load()
+	v, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, prefs{Theme: "rebuilt"}, v)
 	require.NotNil(t, got, "OnCorrupt was not called")
@@ -109,7 +109,7 @@ func TestOnCorruptError(t *testing.T) {
 		return prefs{Theme: "x"}, noSource
 	}})
 	require.NoError(t, err)
-	v, err := f.Load()
+	v, err := f.Load(context.Background())
 	assert.ErrorIs(t, err, ErrCorrupt)
 	assert.ErrorIs(t, err, noSource)
 	assert.Equal(t, prefs{}, v)
@@ -127,12 +127,12 @@ func TestOpenWithTwice(t *testing.T) {
 	require.NoError(t, err)
 	again, err := OpenWith(s, path, FileOptions[prefs]{})
 	require.NoError(t, err, "a second OpenWith of the path")
-	v, err := again.Load()
+	v, err := again.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, defaultPrefs(), v, "a second OpenWith shares the first one's options")
 	f, err := Open[prefs](s, path)
 	require.NoError(t, err)
-	v, err = f.Load()
+	v, err = f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, defaultPrefs(), v, "a later Open shares the options")
 }

@@ -82,7 +82,7 @@ func TestCloseFlushesThenRefuses(t *testing.T) {
 		assert.ErrorIs(t, f.Remove(), ErrClosed)
 		_, err := Open[string](s, osPath("/state/other.json"))
 		assert.ErrorIs(t, err, ErrClosed)
-		v, err := f.Load()
+		v, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, "last", v)
 		assert.NoError(t, s.Close(context.Background()))
@@ -110,7 +110,7 @@ func TestCloseTimeoutDropsNothing(t *testing.T) {
 // OFFMAIN_TRACE appends one CSV row per save with the header once.
 func TestTrace(t *testing.T) {
 	csvPath := filepath.Join(t.TempDir(), "trace.csv")
-	t.Setenv(TraceEnv, csvPath)
+	t.Setenv(traceEnv, csvPath)
 	dir := t.TempDir()
 	for run := range 2 { // two Stores append to one file: one header
 		var mu sync.Mutex

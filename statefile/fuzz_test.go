@@ -12,6 +12,7 @@ package statefile_test
 //	go test -run '^$' -fuzz '^FuzzLoad$' -fuzztime 10000x ./statefile/
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
@@ -96,7 +97,7 @@ func checkLoad[T any](t *testing.T, s *statefile.Store, path string, data []byte
 	t.Cleanup(func() { removeAll(t, path) })
 	file, err := statefile.Open[T](s, path)
 	require.NoError(t, err)
-	got, err := file.Load()
+	got, err := file.Load(context.Background())
 	var want T
 	wantErr := json.Unmarshal(data, &want)
 	if len(data) == 0 {

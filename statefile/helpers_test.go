@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -37,8 +38,8 @@ func newFakeDisk(s *Store, held bool) *fakeDisk {
 	if held {
 		d.hold = make(chan struct{})
 	}
-	s.commit = d.commit
-	s.readFile = d.readFile
+	s.hooks.commit = d.commit
+	s.hooks.readFile = d.readFile
 	return d
 }
 
@@ -92,12 +93,15 @@ func (d *fakeDisk) content(path string) (string, bool) {
 	return string(data), ok
 }
 
-// workers returns how many writer goroutines the Store runs.
+// runningWorkers returns how many writer goroutines the Store runs.
 func (s *Store) runningWorkers() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.workers
+	return len(s.writers)
 }
+
+// steps returns how many steps hold a token: at most MaxParallel.
+func (s *Store) steps() int { return len(s.sem) }
 
 // readFileT reads a real file or fails the test.
 func readFileT(t *testing.T, path string) string {
@@ -146,4 +150,21 @@ func osPerm(perm fs.FileMode, dir bool) fs.FileMode {
 		return 0o777
 	}
 	return 0o666
+}
+
+// errPath returns the state file an error OnError got names: the Path of
+// its *fs.PathError, *CorruptError or *VersionError.
+func errPath(err error) string {
+	var pe *fs.PathError
+	var ce *CorruptError
+	var ve *VersionError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Path
+	case errors.As(err, &ve):
+		return ve.Path
+	case errors.As(err, &pe):
+		return pe.Path
+	}
+	return ""
 }

@@ -2,7 +2,6 @@ package statefile
 
 import (
 	"bufio"
-	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,9 +12,9 @@ import (
 	"sync"
 )
 
-// LockSuffix ends the name of a path's lock file, "<name>.lock", beside the
-// state file. See [Options.Exclusive].
-const LockSuffix = ".lock"
+// lockSuffix ends the name of a path's lock file, "<name>.lock", beside the
+// state file (see "Files on disk" in the package documentation).
+const lockSuffix = ".lock"
 
 // ErrLocked is matched (with errors.Is) by the error Open returns when
 // [Options.Exclusive] is set and another Store, in this process or
@@ -34,7 +33,7 @@ func (e *LockedError) Error() string {
 	if e.PID > 0 {
 		holder = "process " + strconv.Itoa(e.PID)
 	}
-	return "statefile: " + e.Path + " is locked by " + holder + " (lock file " + e.Path + LockSuffix + ")"
+	return "statefile: " + e.Path + " is locked by " + holder + " (lock file " + e.Path + lockSuffix + ")"
 }
 
 func (e *LockedError) Is(target error) bool { return target == ErrLocked }
@@ -58,7 +57,7 @@ type fileLock struct {
 // holder gets. The lock file is never removed: removing it while another
 // process opens it would let two processes lock two different files.
 func (s *Store) lockPath(path string) (*fileLock, error) {
-	name := path + LockSuffix
+	name := path + lockSuffix
 	f, err := openLockFile(name, s.opts.perm())
 	if errors.Is(err, fs.ErrNotExist) {
 		if err = s.mkdirAll(filepath.Dir(path)); err == nil {
@@ -166,65 +165,14 @@ func (q *queue) releaseIfDrained() bool {
 		return true
 	}
 	q.mu.Lock()
-	drained := q.s.closed.Load() && q.done == q.seq && q.started == q.finished && !q.retryNow && !q.noting // no op, and no retry, queued or running
+	drained := q.s.closed.Load() && q.done == q.seq && q.idleLocked() // no op, and no retry, queued or running
 	if drained {
-		q.retryEnd = true // a retry asked for from now on writes nothing (unlockedRetry)
+		q.retry.ended = true // a retry asked for from now on writes nothing (unlockedRetry)
 		q.lock.release()
 	}
 	q.mu.Unlock()
-	if drained && q.s.lockReleased != nil {
-		q.s.lockReleased()
+	if drained && q.s.hooks.lockReleased != nil {
+		q.s.hooks.lockReleased()
 	}
 	return drained
-}
-
-// endRetries is Close's last step for each path, once its flush is done:
-// an Exclusive path takes no retry any more (another Store may hold its
-// lock once it is released), and Close waits, until ctx ends, for an
-// attempt still running (a retry that a Flush on another goroutine asked
-// for while Close flushed), so nothing of the Store writes a path whose
-// lock it released, or writes at all after Close returned unless Close
-// gave up on ctx. Then it releases the locks of the drained paths; the
-// writers of the others release theirs when they go idle (queue.step).
-func (s *Store) endRetries(ctx context.Context, nd *NotDrainedError) {
-	s.mu.Lock()
-	qs := make([]*queue, 0, len(s.files))
-	for _, q := range s.files {
-		qs = append(qs, q)
-	}
-	s.mu.Unlock()
-	for _, q := range qs {
-		q.mu.Lock()
-		if q.lock != nil {
-			q.retryEnd = true
-		}
-		q.mu.Unlock()
-		if !q.waitIdle(ctx) {
-			nd.addPending(q.path, ctx.Err())
-		}
-		q.releaseIfDrained()
-	}
-}
-
-// waitIdle waits until no attempt of q runs or is about to, or ctx ends,
-// and reports whether q went idle. The ops queued before Close are done by
-// now unless Close's flush gave up on ctx, in which case neither waits.
-func (q *queue) waitIdle(ctx context.Context) bool {
-	for {
-		q.mu.Lock()
-		if q.started == q.finished && !q.retryNow && !q.noting {
-			q.mu.Unlock()
-			return true
-		}
-		if q.progress == nil {
-			q.progress = make(chan struct{})
-		}
-		ch := q.progress
-		q.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
-		}
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // Options.Exclusive across processes: while a child holds the lock, Open
@@ -39,7 +40,7 @@ func TestExclusiveOtherProcess(t *testing.T) {
 			}
 			f, err := Open[string](s, path)
 			require.NoError(t, err, "the lock is taken over")
-			assert.Equal(t, strconv.Itoa(os.Getpid())+"\n", readFileT(t, path+LockSuffix))
+			assert.Equal(t, strconv.Itoa(os.Getpid())+"\n", readFileT(t, path+lockSuffix))
 			require.NoError(t, f.Save(end))
 			require.NoError(t, s.Close(context.Background()))
 		})
@@ -85,12 +86,13 @@ func claimChild(t *testing.T, path string) {
 	var out childOut
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	require.NoError(t, err)
-	claim, err := claimTemp(path, f)
+	claim, err := claimTemp(f)
 	require.NoError(t, err)
+	require.GreaterOrEqual(t, claim, 0, "claimed on a filesystem with locks")
 	out.say("claimed")
 	for in := commands(); in.Scan(); {
 	}
-	claim.Close()
+	unix.Close(claim)
 	f.Close()
 	out.say("bye")
 }

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync/atomic"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -24,7 +25,7 @@ func TestExclusiveSecondStore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = Open[string](s1, path)
 	require.NoError(t, err, "the holding Store opens its path again")
-	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n", readFileT(t, path+LockSuffix), "the lock file holds the pid")
+	assert.Equal(t, strconv.Itoa(os.Getpid())+"\n", readFileT(t, path+lockSuffix), "the lock file holds the pid")
 
 	s2 := NewStore(Options{Exclusive: true})
 	_, err = Open[string](s2, path)
@@ -40,7 +41,7 @@ func TestExclusiveSecondStore(t *testing.T) {
 	require.NoError(t, s1.Close(context.Background()))
 	f2, err := Open[string](s2, path)
 	require.NoError(t, err, "the lock is free after Close")
-	v, err := f2.Load()
+	v, err := f2.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "one", v)
 	require.NoError(t, s2.Close(context.Background()))
@@ -92,13 +93,19 @@ func TestExclusiveCloseReleasesDrainedLock(t *testing.T) {
 		path := filepath.Join(t.TempDir(), "busy.json")
 		s := NewStore(Options{Exclusive: true})
 		newFakeDisk(s, false)
-		read, release := s.readFile, make(chan struct{})
-		s.readFile = func(p string) ([]byte, error) { <-release; return read(p) }
+		read, release := s.hooks.readFile, make(chan struct{})
+		var held atomic.Bool
+		s.hooks.readFile = func(p string) ([]byte, error) {
+			if !held.Swap(true) { // the Load's read; the Close's check of the file reads at once
+				<-release
+			}
+			return read(p)
+		}
 		f, err := Open[int](s, path)
 		require.NoError(t, err)
 		require.NoError(t, f.Save(1))
 		loaded := make(chan int)
-		go func() { v, _ := f.Load(); loaded <- v }()
+		go func() { v, _ := f.Load(context.Background()); loaded <- v }()
 		synctest.Wait() // the save is done; the writer waits in the Load's read
 		require.NoError(t, s.Close(context.Background()))
 		other := NewStore(Options{Exclusive: true})

@@ -100,26 +100,26 @@ func (s *slot[T]) prepare(q *queue) error {
 // replaces the path (temp file, fsync, rename, directory fsync: a crash
 // leaves the old file or the new one); the copy is removed after.
 func (s *slot[T]) migrate(q *queue, ms []Migration) error {
-	data, err := q.s.readFile(q.path)
+	data, err := q.s.hooks.readFile(q.path)
 	if errors.Is(err, fs.ErrNotExist) || (err == nil && len(data) == 0) {
 		return nil // nothing to migrate; saves write the newest version
 	}
 	if err != nil {
 		return fmt.Errorf("statefile: migrate %s: %w", q.path, err)
 	}
-	from, ok := fileVersion(data)
+	if !json.Valid(data) || !isObject(data) {
+		return nil // corrupt, or JSON with no object to carry a version: Load moves it aside as usual
+	}
+	from, ok := versionOf(data)
 	newest := ms[len(ms)-1].Version
 	switch {
 	case !ok:
-		return nil // corrupt: Load moves it aside as usual
+		return nil // its "version" is no integer: corrupt
 	case from > newest:
 		return &VersionError{Path: q.path, Version: from, Newest: newest}
 	case from == newest:
 		removeBackups(q.path, ms)
 		return nil
-	}
-	if !isObject(data) {
-		return nil // JSON, but no object to carry a version: corrupt, as for Load
 	}
 	out, err := runSteps(q.path, data, from, ms)
 	var v T
@@ -164,19 +164,18 @@ func runSteps(path string, data []byte, from int, ms []Migration) ([]byte, error
 func (q *queue) replaceMigrated(old, migrated []byte, from int) error {
 	bak := q.path + ".v" + strconv.Itoa(from) + ".bak"
 	var tr SaveTrace
-	if err := q.s.commit(bak, old, &tr); err != nil {
+	if err := q.s.hooks.commit(bak, old, &tr); err != nil {
 		return fmt.Errorf("statefile: migrate %s: keeping the old file: %w", q.path, err)
 	}
 	tr = SaveTrace{Path: q.path}
-	err := q.s.commit(q.path, migrated, &tr)
-	q.noteCommit(migrated, err)
-	q.noteWrite(migrated, err)
+	err := q.s.hooks.commit(q.path, migrated, &tr)
+	q.committed(migrated, err)
 	tr.Err = err
 	q.s.trace(tr)
 	if err != nil {
 		return fmt.Errorf("statefile: migrate %s: %w", q.path, err)
 	}
-	if err := q.s.commit(bak, nil, &SaveTrace{}); err != nil {
+	if err := q.s.hooks.commit(bak, nil, &SaveTrace{}); err != nil {
 		q.report(fmt.Errorf("statefile: migrate %s: removing %s: %w", q.path, bak, err))
 	}
 	return nil
@@ -247,7 +246,7 @@ func (s *slot[T]) checkVersion(data []byte) error {
 	}
 	newest := ms[len(ms)-1].Version
 	if json.Unmarshal(data, &top) != nil || top.Version == nil || *top.Version != newest {
-		return fmt.Errorf("statefile: encode: the value's \"version\" must be %d, the newest migration's", newest)
+		return fmt.Errorf("the value's \"version\" must be %d, the newest migration's", newest)
 	}
 	return nil
 }
@@ -265,27 +264,9 @@ func removeBackups(path string, ms []Migration) {
 	}
 }
 
-// fileVersion returns the version of a file's JSON, and false if it is not
-// JSON or its "version" member is not an integer.
-func fileVersion(data []byte) (int, bool) {
-	var top map[string]json.RawMessage
-	if err := json.Unmarshal(data, &top); err != nil {
-		return 0, json.Valid(data) // JSON, but not an object: version 0
-	}
-	raw, ok := top["version"]
-	if !ok {
-		return 0, true
-	}
-	var v int
-	if json.Unmarshal(raw, &v) != nil || v < 0 {
-		return 0, false
-	}
-	return v, true
-}
-
 // withVersion sets the "version" member of a JSON object.
 func withVersion(data []byte, version int) ([]byte, error) {
-	if v, ok := fileVersion(data); ok && v == version && bytes.Contains(data, []byte(`"version"`)) {
+	if v, ok := versionOf(data); ok && v == version && bytes.Contains(data, []byte(`"version"`)) {
 		return data, nil
 	}
 	var top map[string]json.RawMessage

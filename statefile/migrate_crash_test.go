@@ -57,7 +57,7 @@ func TestMigrateCrashKill(t *testing.T) {
 			s := NewStore(Options{})
 			f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
 			require.NoError(t, err)
-			v, err := f.Load()
+			v, err := f.Load(context.Background())
 			require.NoError(t, err)
 			require.NoError(t, s.Close(context.Background()))
 			assert.Equal(t, layoutV3{Version: 3, Titles: []string{"a"}}, v)
@@ -124,8 +124,8 @@ func migrateChild(path, stop string) {
 		}
 	}
 	s := NewStore(Options{}) // Durable, the default
-	commit := s.commit
-	s.commit = func(p string, data []byte, tr *SaveTrace) error {
+	commit := s.hooks.commit
+	s.hooks.commit = func(p string, data []byte, tr *SaveTrace) error {
 		err := commit(p, data, tr)
 		switch {
 		case strings.HasSuffix(p, ".bak") && data != nil:
@@ -137,7 +137,7 @@ func migrateChild(path, stop string) {
 	}
 	f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: steps})
 	if err == nil {
-		_, err = f.Load()
+		_, err = f.Load(context.Background())
 	}
 	fmt.Fprintln(os.Stderr, "migrate child ended:", err)
 	os.Exit(2)

@@ -61,7 +61,7 @@ func TestMigrateSeveralVersions(t *testing.T) {
 			t.Cleanup(func() { s.Close(context.Background()) })
 			f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
 			require.NoError(t, err)
-			got, err := f.Load()
+			got, err := f.Load(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, layoutV3{Version: 3, Titles: []string{"a"}}, got)
 			assert.Equal(t, tc.wantRan, ran, "steps that ran")
@@ -104,7 +104,7 @@ func TestMigrateDowngradeRefused(t *testing.T) {
 	t.Cleanup(func() { s.Close(context.Background()) })
 	f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
 	require.NoError(t, err)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	require.ErrorIs(t, err, ErrNewerVersion)
 	require.NoError(t, f.Save(layoutV3{Version: 3}))
 	assert.ErrorIs(t, f.Flush(context.Background()), ErrNewerVersion, "Flush of a save over a newer file")
@@ -130,7 +130,7 @@ func TestMigrateStepFails(t *testing.T) {
 	t.Cleanup(func() { s.Close(context.Background()) })
 	f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: steps})
 	require.NoError(t, err)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	assert.ErrorIs(t, err, bad)
 	require.NoError(t, f.Save(layoutV3{Version: 3}))
 	assert.ErrorIs(t, f.Flush(context.Background()), bad)
@@ -144,7 +144,7 @@ func TestMigrateKeepsBackupUntilDurable(t *testing.T) {
 	d := newFakeDisk(s, false)
 	d.files[osPath("/state/l.json")] = []byte(`{"version":2,"title":"a"}`)
 	var commits []string
-	s.commit = func(path string, data []byte, tr *SaveTrace) error {
+	s.hooks.commit = func(path string, data []byte, tr *SaveTrace) error {
 		commits = append(commits, filepath.Base(path))
 		if path == osPath("/state/l.json") && len(commits) == 2 {
 			return errors.New("disk full")
@@ -154,12 +154,12 @@ func TestMigrateKeepsBackupUntilDurable(t *testing.T) {
 	var ran []int
 	f, err := OpenWith(s, osPath("/state/l.json"), FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
 	require.NoError(t, err)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	require.ErrorContains(t, err, "disk full")
 	bak, ok := d.content(osPath("/state/l.json.v2.bak"))
 	require.True(t, ok, "the backup is gone while the migrated file is not written")
 	assert.Equal(t, `{"version":2,"title":"a"}`, bak)
-	got, err := f.Load() // retried: the disk is fine now
+	got, err := f.Load(context.Background()) // retried: the disk is fine now
 	require.NoError(t, err)
 	assert.Equal(t, layoutV3{Version: 3, Titles: []string{"a"}}, got)
 	_, ok = d.content(osPath("/state/l.json.v2.bak"))
@@ -190,9 +190,9 @@ func TestWithVersion(t *testing.T) {
 	assert.JSONEq(t, `{"a":1,"version":4}`, string(out))
 	_, err = withVersion([]byte(`[1]`), 4)
 	assert.Error(t, err)
-	v, ok := fileVersion([]byte(`["old"]`))
-	assert.True(t, ok && v == 0, "a non-object is version 0, got %d %v", v, ok)
-	_, ok = fileVersion([]byte(`{"version":"x"}`))
+	_, ok := versionOf([]byte(`["old"]`))
+	assert.False(t, ok, "a non-object has no version")
+	_, ok = versionOf([]byte(`{"version":"x"}`))
 	assert.False(t, ok)
 	assert.True(t, strings.HasSuffix((&VersionError{Path: "p", Version: 2, Newest: 1}).Error(), "left untouched"))
 }

@@ -3,6 +3,7 @@ package statefile
 import (
 	"context"
 	"encoding/json"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"testing"
@@ -21,7 +22,7 @@ import (
 func TestNewerFileAfterFirstOp(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "layout.json")
 	var ran []int
-	s := NewStore(Options{OnError: func(string, error) {}})
+	s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
 	t.Cleanup(func() { s.Close(context.Background()) })
 	f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
 	require.NoError(t, err)
@@ -30,7 +31,7 @@ func TestNewerFileAfterFirstOp(t *testing.T) {
 
 	newer := []byte(`{"version":4,"titles":["theirs"],"subtitles":["a field v3 does not know"]}`)
 	writeOther(t, path, newer)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	expectNewer(t, err, "Load")
 
 	calls := 0
@@ -79,7 +80,7 @@ func TestOlderFileAfterFirstOp(t *testing.T) {
 	require.NoError(t, f.Save(layoutV3{Version: 3, Titles: []string{"mine"}}))
 	require.NoError(t, f.Flush(context.Background()))
 	writeOther(t, path, []byte(`{"version":2,"title":"old release"}`))
-	got, err := f.Load()
+	got, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, layoutV3{Version: 3, Titles: []string{"old release"}}, got)
 	require.NoError(t, f.Update(func(v layoutV3) (layoutV3, error) { v.Titles = append(v.Titles, "new"); return v, nil }))

@@ -9,6 +9,7 @@ package statefile_test
 // left where it is, never deleted.
 
 import (
+	"context"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -68,7 +69,7 @@ func TestReadOnlyCorruptFileKept(t *testing.T) {
 	} {
 		t.Run(set.name+", then a load", func(t *testing.T) {
 			dir, s, f := openCorruptUnwritable(t, set.fn)
-			_, err := f.Load()
+			_, err := f.Load(context.Background())
 			var ce *statefile.CorruptError
 			require.ErrorAs(t, err, &ce)
 			assert.Equal(t, "{torn", string(statetest.ReadBytes(t, ce.Aside)), "moved aside once it could be")
@@ -99,7 +100,7 @@ func openCorruptUnwritable(t *testing.T, set func(t testing.TB, dir string, on b
 	require.NoError(t, err)
 	set(t, dir, true)
 	for range 2 {
-		_, err = f.Load()
+		_, err = f.Load(context.Background())
 		require.ErrorIs(t, err, statefile.ErrCorrupt)
 		var ce *statefile.CorruptError
 		require.ErrorAs(t, err, &ce)

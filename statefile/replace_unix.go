@@ -4,37 +4,47 @@ package statefile
 
 import (
 	"errors"
+	"io/fs"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strconv"
 
-	"github.com/google/renameio/v2"
+	"golang.org/x/sys/unix"
 )
 
 // replaceFile writes data to a temp file beside path and renames it over
-// path. renameio creates the temp file (O_EXCL, random name ".<stem><n>",
-// so a symlink planted at that name is never followed; the stem is path's
-// name unless that is too long: tempname.go) and removes it on failure. The commit order is ours rather than CloseAtomicallyReplace's,
-// so each step is timed for SaveTrace, Atomic durability can skip the
-// fsync, and the directory is fsynced after the rename.
+// path: create the temp file (O_EXCL, so a name already taken or a planted
+// symlink is never opened), claim it (tempclaim.go), write, fsync (Durable),
+// close, rename, and fsync the directory (Durable). Each step is timed for
+// SaveTrace. On failure the temp file is removed and path is left as it
+// was.
+//
+// The temp file is closed before the rename, as renameio's
+// CloseAtomicallyReplace does: close(2) reports the write errors of
+// filesystems that write back at close (NFS: nfs(5), "Data and metadata
+// coherence"), and the file must not replace path if they happened. The
+// claim is a second descriptor (dup(2)) of the same open file, whose lock
+// outlives that close and protects the name until the rename is done.
 func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error) {
 	dir := filepath.Dir(path)
-	var pf *renameio.PendingFile
-	var claim *os.File
+	var f *os.File
+	claim := -1
 	err = timed(&tr.Write, func() (err error) {
-		pf, claim, err = s.newTemp(path, dir)
-		if err != nil {
+		if f, claim, err = s.newTemp(dir, filepath.Base(path)); err != nil {
 			return err
 		}
-		_, err = pf.Write(data)
+		_, err = f.Write(data)
 		return err
 	})
-	if claim != nil {
-		defer claim.Close() // after the rename: the claim protects the temp name until then
-	}
-	if pf != nil {
+	if f != nil {
 		defer func() {
 			if err != nil {
-				pf.Cleanup() //nolint:errcheck // the commit's error is the one to report
+				f.Close()
+				os.Remove(f.Name())
+			}
+			if claim >= 0 {
+				unix.Close(claim) // after the rename (or the removal): the claim ends here
 			}
 		}()
 	}
@@ -43,55 +53,66 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 	}
 	durable := s.opts.Durability == Durable
 	if durable {
-		if err = timed(&tr.Sync, pf.Sync); err != nil {
+		if err = timed(&tr.Sync, f.Sync); err != nil {
 			return err
 		}
 	}
-	if err = pf.File.Close(); err != nil {
+	if err = f.Close(); err != nil {
 		return err
 	}
-	if s.beforeRename != nil {
-		s.beforeRename(pf.Name())
+	if s.hooks.beforeRename != nil {
+		s.hooks.beforeRename(f.Name())
 	}
-	if err = timed(&tr.Rename, func() error { return os.Rename(pf.Name(), path) }); err != nil {
+	if err = timed(&tr.Rename, func() error { return os.Rename(f.Name(), path) }); err != nil {
 		return err
 	}
 	if durable {
-		return timed(&tr.DirSync, func() error { return s.syncDir(dir) })
+		return timed(&tr.DirSync, func() error { return s.hooks.syncDir(dir) })
 	}
 	return nil
 }
 
-// newTemp creates the temp file and claims it (tempclaim.go) so a sweep by
-// another Store leaves it alone. It holds the directory's shared lock from
-// before the creation to the claim (dirlock_unix.go), so no sweep can take
-// the file in between; should one still (a filesystem that locks files but
-// not directories), it makes a new one.
-func (s *Store) newTemp(path, dir string) (*renameio.PendingFile, *os.File, error) {
+// newTemp creates dir/.<stem><n> (tempname.go) and claims it, holding the
+// directory's shared lock from before the creation to the claim
+// (dirlock_unix.go), and makes a new one should a sweep still take the
+// file in between. It returns the file and the claim's descriptor (-1
+// where the filesystem has no locks).
+func (s *Store) newTemp(dir, base string) (*os.File, int, error) {
 	dl := lockDirShared(dir)
 	defer dl.release()
-	// renameio names the temp file after the base of the path it is given,
-	// and uses that path for nothing else here (CloseAtomicallyReplace is
-	// not called): given the stem, it makes ".<stem><n>".
-	stemPath := filepath.Join(dir, tempStem(filepath.Base(path)))
 	for range claimRetries {
-		pf, err := renameio.NewPendingFile(stemPath, renameio.WithTempDir(dir), renameio.WithPermissions(s.opts.perm()))
+		f, err := createTemp(dir, base, s.opts.perm())
 		if err != nil {
-			return nil, nil, err
+			return nil, -1, err
 		}
-		if s.tempCreated != nil {
-			s.tempCreated(pf.Name())
+		if s.hooks.tempCreated != nil {
+			s.hooks.tempCreated(f.Name())
 		}
-		claim, err := claimTemp(pf.Name(), pf.File)
+		claim, err := claimTemp(f)
 		if err == nil {
-			return pf, claim, nil
+			return f, claim, nil
 		}
-		pf.Cleanup() //nolint:errcheck // the claim's error is the one to report
+		f.Close()
+		os.Remove(f.Name())
 		if !errors.Is(err, errSwept) {
-			return nil, nil, err
+			return nil, -1, err
 		}
 	}
-	return nil, nil, errSwept
+	return nil, -1, errSwept
+}
+
+// createTemp creates a new temp file for the state file base in dir,
+// failing rather than opening a name that exists (O_EXCL: a planted symlink
+// is not followed either), with perm before the umask.
+func createTemp(dir, base string, perm fs.FileMode) (*os.File, error) {
+	prefix := filepath.Join(dir, "."+tempStem(base))
+	for try := 0; ; try++ {
+		f, err := os.OpenFile(prefix+strconv.FormatInt(rand.Int64(), 10), os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+		if errors.Is(err, fs.ErrExist) && try < 10000 {
+			continue
+		}
+		return f, err
+	}
 }
 
 // syncsDir says whether syncDir does anything: it does on Unix.

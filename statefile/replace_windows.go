@@ -47,8 +47,8 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 		if err != nil {
 			return err
 		}
-		if s.tempCreated != nil {
-			s.tempCreated(f.Name())
+		if s.hooks.tempCreated != nil {
+			s.hooks.tempCreated(f.Name())
 		}
 		_, err = f.Write(data)
 		return err
@@ -72,8 +72,8 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 			return err
 		}
 	}
-	if s.beforeRename != nil {
-		s.beforeRename(f.Name())
+	if s.hooks.beforeRename != nil {
+		s.hooks.beforeRename(f.Name())
 	}
 	return timed(&tr.Rename, func() error { return moveReplace(f.Name(), path) })
 }

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"log/slog"
 	"time"
+
+	"github.com/offmain/offmain/internal/backoff"
+	"github.com/offmain/offmain/internal/oneline"
 )
 
 // Retries. A save or remove that failed is kept, value and all, until it
@@ -17,6 +20,23 @@ import (
 // failure waits: no goroutine waits for it, and an idle Store still runs
 // none.
 
+// retryState is a path's failures and their retries. The fields marked
+// writer only are the writer's; the others are guarded by the queue's mu.
+type retryState struct {
+	failed   error         // the error of the newest attempt that finished: nil once one succeeded
+	mode     retryMode     // who tries the failed op again
+	asked    bool          // a Flush or the timer asked for a retry: the writer's next step runs it
+	timer    backoff.Timer // the wait before the next retry by the timer
+	started  uint64        // attempts (ops and retries) started so far
+	finished uint64        // the number of the newest attempt that finished
+	noting   bool          // finish is calling OnRecovered: other goroutines' Flushes wait for it
+	ended    bool          // Close is done with the path: no retry writes it any more (see Store.Close)
+
+	kept     error  // writer only: the error of an Update's fn that failed in the kept op, which its retry keeps
+	owed     bool   // writer only: OnError heard of a failure since the last success
+	owedText string // writer only: that failure's text, so a retry failing the same way is not reported again
+}
+
 // retryMode says who tries a failed op again.
 type retryMode uint8
 
@@ -26,29 +46,34 @@ const (
 	retryBackoff                  // the timer too: a disk error, which may pass on its own
 )
 
-// The backoff: the first retry a second after the failure, each next one
-// twice as late, up to retryMax between two. On a disk that stays full a
-// failed path so costs one attempt (a temp file created, written until
-// ENOSPC, removed) every 30 s once the first few passed, and OnError hears
-// of it once, not at each retry.
+// The backoff of the retry timer: the first retry a second after the
+// failure, each next one twice as late, up to 30 s between two. On a disk
+// that stays full a failed path so costs one attempt (a temp file created,
+// written until ENOSPC, removed) every 30 s once the first few passed, and
+// OnError hears of it once, not at each retry.
 const (
 	retryFirst = time.Second
 	retryMax   = 30 * time.Second
 )
 
-// retryDelay is the wait before the retry after fails failures in a row.
-func retryDelay(fails int) time.Duration {
-	if fails < 1 {
-		fails = 1
-	}
-	return min(retryFirst<<min(fails-1, 5), retryMax)
+func newRetryState() retryState {
+	return retryState{timer: backoff.Timer{First: retryFirst, Max: retryMax}}
 }
 
-// result is what an attempt ended with: err is what OnError and Flush
-// get (an Update's failed fn joined with the write's error); write is the
-// part that a retry may fix, nil when the write itself worked or none was
-// due; value is the part no retry fixes, the error of an Update's fn that
-// was the newest change of the batch.
+// start counts an attempt that starts now, which answers any retry asked
+// for. q.mu is held.
+func (r *retryState) start() uint64 {
+	r.asked = false
+	r.timer.Stop()
+	r.started++
+	return r.started
+}
+
+// result is what an attempt ended with: err is what OnError and Flush get
+// (an Update's failed fn joined with the write's error); write is the part
+// that a retry may fix, nil when the write itself worked or none was due;
+// value is the part no retry fixes, the error of an Update's fn that was
+// the newest change of the batch.
 type result struct {
 	err, write, value error
 }
@@ -79,67 +104,104 @@ func retryModeOf(res result) retryMode {
 	return retryBackoff
 }
 
-// unlockedRetry is the result of a retry asked for once Close was done
-// with the path (see Store.Close): the kept op is dropped, never written,
-// and the path stays failed. With Options.Exclusive the lock is released
-// then, and another Store may hold it by now; without it, a Flush after
-// Close still tries once more. retryEnd is set under q.mu by Close, and a
-// retry's attempt is counted (takeRetry) under q.mu too, so Close either
-// sees this attempt and waits for it, or this attempt sees retryEnd.
-func (q *queue) unlockedRetry() (result, bool) {
-	q.mu.Lock()
-	end, prev := q.retryEnd, q.failed
-	q.mu.Unlock()
-	if !end {
-		return result{}, false
+// takeRetry starts the retry asked for; q.mu is held. It returns false
+// when there is nothing to retry (the attempt in flight when the retry was
+// asked for succeeded, or failed in a way no retry fixes): the path's state
+// stands, and the waiters are woken.
+func (q *queue) takeRetry() (op, bool) {
+	if q.retry.mode == retryNone {
+		q.retry.asked = false
+		q.wake() // Close's waitIdle may wait for it
+		return op{}, false
 	}
-	return failedWith(&finalError{fmt.Errorf("statefile: %s: not tried again after Close released its lock: %w", q.path, prev)}), true
+	return op{retry: true, attempt: q.retry.start()}, true
 }
 
-// takeRetry starts the retry of the failed op; q.mu is held.
-func (q *queue) takeRetry() op {
-	q.retryNow = false
-	q.stopRetryLocked()
-	q.started++
-	return op{retry: true, attempt: q.started}
+// finish records the end of attempt o: it reports a failure (or the
+// success after one), keeps the op's value for a retry when one can help,
+// and wakes the Flushes waiting for it.
+//
+// OnError is called before the attempt counts as done, so a Flush from it
+// reports its own path as reentrant, as from Trace or MarshalJSON.
+// OnRecovered is called once the path's state says the attempt succeeded,
+// so a Flush from it reports the path drained, which is what OnRecovered
+// tells the app. Flushes on other goroutines wait for the callback either
+// way (noting), so when a Flush returns, OnError has heard of the failure
+// it reports and OnRecovered of the success.
+func (q *queue) finish(o op, res result) {
+	r := &q.retry
+	inherited := o.retry && r.kept != nil
+	if inherited {
+		// The kept op's fn failed before its write did: that error stays
+		// until a newer op of the path succeeds (see File.Update).
+		res.value = r.kept
+		res.err = oneline.Join(r.kept, res.write)
+	}
+	mode := retryModeOf(res)
+	q.slot.endAttempt(mode != retryNone, o.kind)
+	r.kept = nil
+	if mode != retryNone {
+		r.kept = res.value
+	}
+	if res.err != nil {
+		q.noteOutcome(o, res, inherited)
+	}
+	q.mu.Lock()
+	if !o.retry {
+		q.done = o.seq
+	}
+	r.finished = o.attempt
+	r.failed = res.err // a success supersedes an earlier failure: the newest state is on disk
+	r.mode = mode
+	if res.err == nil {
+		r.timer.Succeeded()
+		r.noting = true
+		q.mu.Unlock()
+		q.noteOutcome(o, res, inherited)
+		q.mu.Lock()
+		r.noting = false
+	} else {
+		r.timer.Failed()
+	}
+	q.armRetryLocked()
+	q.wake()
+	q.mu.Unlock()
 }
 
 // armRetryLocked arms the backoff timer for a failure that the timer
 // retries; q.mu is held. A closed Store arms none: after Close, only a
 // Flush tries again.
 func (q *queue) armRetryLocked() {
-	q.stopRetryLocked()
-	if q.retry != retryBackoff || q.s.closed.Load() {
+	q.retry.timer.Stop()
+	if q.retry.mode != retryBackoff || q.s.closed.Load() {
 		return
 	}
-	gen := q.retryGen
-	q.retryTimer = time.AfterFunc(retryDelay(q.failRun), func() { q.retryDue(gen) })
+	q.retry.timer.Arm(&q.mu, func() {
+		if q.retry.mode != retryBackoff || q.s.closed.Load() {
+			return
+		}
+		q.retry.asked = true
+		if q.markRunning() {
+			q.s.start(q)
+		}
+	})
 }
 
-// stopRetryLocked stops the backoff timer; q.mu is held.
-func (q *queue) stopRetryLocked() {
-	q.retryGen++
-	if q.retryTimer != nil {
-		q.retryTimer.Stop()
-		q.retryTimer = nil
-	}
-}
-
-// retryDue runs on the timer's goroutine: it has the writer run the retry,
-// unless the timer was stopped or re-armed since.
-func (q *queue) retryDue(gen uint64) {
+// unlockedRetry is the result of a retry asked for once Close was done
+// with the path (see Store.Close): the kept op is dropped, never written,
+// and the path stays failed. With Options.Exclusive the lock is released
+// then, and another Store may hold it by now; without it, a Flush after
+// Close still tries once more. ended is set under q.mu by Close, and a
+// retry's attempt is counted (takeRetry) under q.mu too, so Close either
+// sees this attempt and waits for it, or this attempt sees ended.
+func (q *queue) unlockedRetry() (result, bool) {
 	q.mu.Lock()
-	if gen != q.retryGen || q.retry != retryBackoff || q.s.closed.Load() {
-		q.mu.Unlock()
-		return
-	}
-	q.retryTimer = nil
-	q.retryNow = true
-	start := q.markScheduled()
+	end, prev := q.retry.ended, q.retry.failed
 	q.mu.Unlock()
-	if start {
-		q.s.schedule(q)
+	if !end {
+		return result{}, false
 	}
+	return failedWith(&finalError{fmt.Errorf("statefile: %s: not tried again after Close released its lock: %w", q.path, prev)}), true
 }
 
 // retried is the end of a Flush's wait for q, once the ops it waits for
@@ -152,48 +214,44 @@ func (q *queue) retryDue(gen uint64) {
 func (q *queue) retried(ctx context.Context, m flushMark, canRetry bool) (error, bool) {
 	for {
 		q.mu.Lock()
-		if q.settledLocked(m, canRetry) {
-			err := q.failed
+		if q.finalLocked(m, canRetry) {
+			err := q.retry.failed
 			q.mu.Unlock()
 			return err, true
 		}
-		start := false
-		if q.started <= m.started && !q.retryNow {
-			q.retryNow = true
-			start = q.markScheduled()
+		if q.retry.started <= m.started && !q.retry.asked {
+			q.retry.asked = true
+			if q.markRunning() {
+				q.s.start(q)
+			}
 		}
-		if q.progress == nil {
-			q.progress = make(chan struct{})
-		}
-		ch := q.progress
+		ch := q.progressLocked()
 		q.mu.Unlock()
-		if start {
-			q.s.schedule(q)
-		}
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			q.mu.Lock()
 			defer q.mu.Unlock()
-			if q.settledLocked(m, canRetry) {
-				return q.failed, true
+			if q.finalLocked(m, canRetry) {
+				return q.retry.failed, true
 			}
 			return nil, false
 		}
 	}
 }
 
-// settledLocked reports whether q's failure, if any, is final for a Flush
+// finalLocked reports whether q's failure, if any, is final for a Flush
 // that took m: none, not to be retried, or met by an attempt that started
 // after m, and OnRecovered heard of it; q.mu is held.
-func (q *queue) settledLocked(m flushMark, canRetry bool) bool {
+func (q *queue) finalLocked(m flushMark, canRetry bool) bool {
+	r := &q.retry
 	if !canRetry {
 		return true // the writer itself: the state as it stands
 	}
-	if q.noting {
+	if r.noting {
 		return false // OnRecovered of the newest attempt is still running
 	}
-	return q.failed == nil || q.retry == retryNone || q.finished > m.started
+	return r.failed == nil || r.mode == retryNone || r.finished > m.started
 }
 
 // noteOutcome tells OnError and Logger of a failed attempt, and
@@ -201,29 +259,30 @@ func (q *queue) settledLocked(m flushMark, canRetry bool) bool {
 // text OnError last got is not reported again: on a disk that stays full,
 // the app hears of the failure once, not every 30 s. Nor is a retry whose
 // write landed and whose only error is the kept Update fn's, which OnError
-// got with the write's first failure (inherited). It runs on the writer, before the
-// attempt counts as done for other goroutines (see finish).
+// got with the write's first failure (inherited). It runs on the writer,
+// before the attempt counts as done for other goroutines (see finish).
 func (q *queue) noteOutcome(o op, res result, inherited bool) {
+	r := &q.retry
 	err := res.err
 	if err == nil {
-		if q.owed {
-			q.owed, q.owedText = false, ""
+		if r.owed {
+			r.owed, r.owedText = false, ""
 			q.s.recovered(q.path)
 		}
 		return
 	}
 	text := err.Error()
-	if o.retry && q.owed && (text == q.owedText || inherited && res.write == nil) {
+	if o.retry && r.owed && (text == r.owedText || inherited && res.write == nil) {
 		return
 	}
 	q.report(err)
-	q.owedText = text
+	r.owedText = text
 }
 
 // report hands a failure of the path to OnError and Logger, and notes that
 // the next success is news (OnRecovered). It runs on the writer.
 func (q *queue) report(err error) {
-	q.owed = true
+	q.retry.owed = true
 	q.s.report(q.path, err)
 }
 
@@ -233,23 +292,55 @@ func (s *Store) recovered(path string) {
 	if s.opts.OnRecovered != nil {
 		s.opts.OnRecovered(path)
 	}
-	if s.log != nil {
-		s.log.Info("statefile: saved again after a failure", slog.String("path", path))
+	s.log.Info("statefile: saved again after a failure", slog.String("path", path))
+}
+
+// endRetries is Close's last step for each path, once its flush is done:
+// no timer retries any more, an Exclusive path takes no retry at all
+// (another Store may hold its lock once it is released), and Close waits,
+// until ctx ends, for an attempt still running (a retry that a Flush on
+// another goroutine asked for while Close flushed), so nothing of the Store
+// writes a path whose lock it released, or writes at all after Close
+// returned unless Close gave up on ctx. Then it releases the locks of the
+// drained paths; the writers of the others release theirs when they go
+// idle (queue.step).
+func (s *Store) endRetries(ctx context.Context, nd *NotDrainedError) {
+	for _, q := range s.queues() {
+		q.mu.Lock()
+		q.retry.timer.Stop()
+		if q.lock != nil {
+			q.retry.ended = true
+		}
+		q.mu.Unlock()
+		if !q.waitIdle(ctx) {
+			nd.addPending(q.path, ctx.Err())
+		}
+		q.releaseIfDrained()
 	}
 }
 
-// stopRetries stops every backoff timer (Close): a closed Store starts no
-// writer on its own.
-func (s *Store) stopRetries() {
-	s.mu.Lock()
-	qs := make([]*queue, 0, len(s.files))
-	for _, q := range s.files {
-		qs = append(qs, q)
-	}
-	s.mu.Unlock()
-	for _, q := range qs {
+// waitIdle waits until no attempt of q runs or is about to, or ctx ends,
+// and reports whether q went idle. The ops queued before Close are done by
+// now unless Close's flush gave up on ctx, in which case neither waits.
+func (q *queue) waitIdle(ctx context.Context) bool {
+	for {
 		q.mu.Lock()
-		q.stopRetryLocked()
+		if q.idleLocked() {
+			q.mu.Unlock()
+			return true
+		}
+		ch := q.progressLocked()
 		q.mu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
 	}
+}
+
+// idleLocked reports whether no attempt of q runs or is about to; q.mu is
+// held.
+func (q *queue) idleLocked() bool {
+	return q.retry.started == q.retry.finished && !q.retry.asked && !q.retry.noting
 }

@@ -32,7 +32,7 @@ func newRetryRig(t *testing.T) *retryRig {
 	t.Helper()
 	r := &retryRig{}
 	r.s = NewStore(Options{
-		OnError: func(_ string, err error) { r.mu.Lock(); r.errs = append(r.errs, err); r.mu.Unlock() },
+		OnError: func(err error) { r.mu.Lock(); r.errs = append(r.errs, err); r.mu.Unlock() },
 		OnRecovered: func(path string) {
 			r.mu.Lock()
 			r.recovered = append(r.recovered, path)
@@ -287,9 +287,9 @@ func TestFailedUpdateNotRetried(t *testing.T) {
 	})
 }
 
-// The logging rule, as qos's: Logger nil means slog.Default when OnError
-// is nil too, and nothing when OnError is set, so a failure is not both
-// handed to OnError and logged.
+// The logging rule: Logger nil means slog.Default, whether or not OnError
+// is set, so an app that shows failures in OnError still has them in its
+// log; only a Logger that discards silences it.
 func TestLoggerRule(t *testing.T) {
 	var buf bytes.Buffer
 	old := slog.Default()
@@ -301,8 +301,8 @@ func TestLoggerRule(t *testing.T) {
 		logged bool
 	}{
 		{"zero options", Options{}, true},
-		{"OnError set", Options{OnError: func(string, error) {}}, false},
-		{"OnError and Logger set", Options{OnError: func(string, error) {}, Logger: slog.Default()}, true},
+		{"OnError set", Options{OnError: func(error) {}}, true},
+		{"a discarding Logger", Options{OnError: func(error) {}, Logger: slog.New(slog.DiscardHandler)}, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			synctest.Test(t, func(t *testing.T) {
@@ -330,7 +330,7 @@ func TestLoggerRule(t *testing.T) {
 func TestNoRetryAfterCloseReleasedLock(t *testing.T) {
 	dir := t.TempDir()
 	synctest.Test(t, func(t *testing.T) {
-		s := NewStore(Options{Exclusive: true, OnError: func(string, error) {}})
+		s := NewStore(Options{Exclusive: true, Logger: slog.New(slog.DiscardHandler)})
 		d := newFakeDisk(s, false)
 		d.fail = errFull
 		f, err := Open[int](s, filepath.Join(dir, "f.json"))

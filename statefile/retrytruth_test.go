@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io/fs"
+	"log/slog"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -33,8 +34,8 @@ type blockingRead struct {
 }
 
 func (b *blockingRead) install(s *Store) {
-	inner := s.readFile
-	s.readFile = func(p string) ([]byte, error) {
+	inner := s.hooks.readFile
+	s.hooks.readFile = func(p string) ([]byte, error) {
 		b.mu.Lock()
 		h := b.hold
 		b.mu.Unlock()
@@ -103,8 +104,8 @@ func TestFlushDuringTimerRetryRunsNoEmptyAttempt(t *testing.T) {
 		f, _ := Open[int](r.s, path)
 		var mu sync.Mutex
 		var h chan struct{}
-		inner := r.s.commit
-		r.s.commit = func(p string, data []byte, tr *SaveTrace) error {
+		inner := r.s.hooks.commit
+		r.s.hooks.commit = func(p string, data []byte, tr *SaveTrace) error {
 			mu.Lock()
 			hold := h
 			mu.Unlock()
@@ -134,7 +135,7 @@ func TestFlushDuringTimerRetryRunsNoEmptyAttempt(t *testing.T) {
 		assert.Equal(t, "1\n", got)
 		attempts, _, rec := r.counts()
 		f.q.mu.Lock()
-		started := f.q.started
+		started := f.q.retry.started
 		f.q.mu.Unlock()
 		assert.Equal(t, 2, attempts, "traced attempts: the save and its retry")
 		assert.Equal(t, uint64(2), started, "attempts started: no empty one after the retry")
@@ -184,7 +185,7 @@ func TestFlushFromOnRecovered(t *testing.T) {
 		var s *Store
 		got := make(chan error, 4)
 		s = NewStore(Options{
-			OnError: func(string, error) {},
+			Logger: slog.New(slog.DiscardHandler),
 			OnRecovered: func(string) {
 				ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 				defer cancel()
@@ -223,14 +224,14 @@ func TestRetrySyncsDirectory(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, "f.json")
-			s := NewStore(Options{OnError: func(string, error) {}})
+			s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
 			f, err := Open[int](s, path)
 			require.NoError(t, err)
 			require.NoError(t, f.Save(1))
 			require.NoError(t, f.Flush(context.Background()))
 			var mu sync.Mutex
 			syncs, failNext := 0, true
-			s.syncDir = func(d string) error {
+			s.hooks.syncDir = func(d string) error {
 				mu.Lock()
 				defer mu.Unlock()
 				syncs++
@@ -272,7 +273,7 @@ func TestRemoveMissingSyncsDirectory(t *testing.T) {
 	dir := t.TempDir()
 	s := NewStore(Options{})
 	syncs := 0
-	s.syncDir = func(d string) error { syncs++; return syncDir(d) }
+	s.hooks.syncDir = func(d string) error { syncs++; return syncDir(d) }
 	f, err := Open[int](s, filepath.Join(dir, "f.json"))
 	require.NoError(t, err)
 	require.NoError(t, f.Remove())
@@ -295,17 +296,17 @@ func TestRemoveMissingSyncsDirectory(t *testing.T) {
 // retry still wrote).
 func TestCloseWaitsForRetryInFlight(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		s := NewStore(Options{OnError: func(string, error) {}})
+		s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
 		d := newFakeDisk(s, false)
 		path := osPath("/state/f.json")
 		f, _ := Open[int](s, path)
 		var mu sync.Mutex
 		var closed bool
 		var afterClose, commits int
-		inner := s.commit
+		inner := s.hooks.commit
 		entered := make(chan struct{}, 1)
 		var hold chan struct{}
-		s.commit = func(p string, data []byte, tr *SaveTrace) error {
+		s.hooks.commit = func(p string, data []byte, tr *SaveTrace) error {
 			mu.Lock()
 			h := hold
 			mu.Unlock()
@@ -328,7 +329,7 @@ func TestCloseWaitsForRetryInFlight(t *testing.T) {
 		require.NoError(t, f.Save(1))
 		require.ErrorIs(t, f.Flush(context.Background()), errFull)
 		flushed := make(chan error, 1)
-		s.closeFlushed = func() {
+		s.hooks.closeFlushed = func() {
 			// Close's own flush is done, the path still failed. The disk
 			// has room again, and another goroutine's Flush retries.
 			d.mu.Lock()
@@ -376,13 +377,13 @@ func TestCloseWaitsForRetryInFlight(t *testing.T) {
 // release.)
 func TestNoRetryOnceLockReleaseDecided(t *testing.T) {
 	dir := t.TempDir()
-	s := NewStore(Options{Exclusive: true, OnError: func(string, error) {}})
+	s := NewStore(Options{Exclusive: true, Logger: slog.New(slog.DiscardHandler)})
 	f, err := Open[int](s, filepath.Join(dir, "f.json"))
 	require.NoError(t, err)
 	var mu sync.Mutex
 	fail, decided := true, false
 	var commits, afterDecided int
-	s.commit = func(string, []byte, *SaveTrace) error {
+	s.hooks.commit = func(string, []byte, *SaveTrace) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if fail {
@@ -398,7 +399,7 @@ func TestNoRetryOnceLockReleaseDecided(t *testing.T) {
 	require.ErrorIs(t, f.Flush(context.Background()), errFull)
 	var once sync.Once
 	var flushErr error
-	s.lockReleased = func() {
+	s.hooks.lockReleased = func() {
 		once.Do(func() {
 			mu.Lock()
 			fail, decided = false, true // the disk has room again
@@ -422,11 +423,11 @@ func TestNoRetryOnceLockReleaseDecided(t *testing.T) {
 // Flushes in between. Every Flush that returns nil finds the file holding
 // exactly the value (or the absence) the ops queued before it leave.
 func TestFlushNilMeansFileHoldsLastValue(t *testing.T) {
-	s := NewStore(Options{OnError: func(string, error) {}})
+	s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
 	d := newFakeDisk(s, false)
 	var failing atomic.Bool
-	inner := s.commit
-	s.commit = func(path string, data []byte, tr *SaveTrace) error {
+	inner := s.hooks.commit
+	s.hooks.commit = func(path string, data []byte, tr *SaveTrace) error {
 		if failing.Load() && rand.IntN(2) == 0 {
 			return errFull
 		}

@@ -55,7 +55,7 @@ func TestSecurityDefaultModes(t *testing.T) {
 	statetest.RequireMode(t, path, 0o600)
 
 	require.NoError(t, os.WriteFile(path, []byte("{torn"), 0o600))
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	var ce *statefile.CorruptError
 	require.ErrorAs(t, err, &ce)
 	statetest.RequireMode(t, ce.Aside, 0o600)
@@ -145,7 +145,7 @@ func TestSecuritySymlinkAtFinalName(t *testing.T) {
 	assert.ErrorIs(t, err, fs.ErrNotExist)
 
 	plant("{garbage")
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	var ce *statefile.CorruptError
 	require.ErrorAs(t, err, &ce)
 	assert.Equal(t, "{garbage", string(statetest.ReadBytes(t, victim)), "the link's target stays where it is, unchanged")

@@ -63,7 +63,7 @@ func sharedChild(path string, id int) {
 			}
 			f, err := Open[int](NewStore(Options{}), path)
 			if err == nil {
-				_, err = f.Load()
+				_, err = f.Load(context.Background())
 			}
 			mu.Lock()
 			c.Loads++

@@ -16,58 +16,64 @@ import (
 // Store owns the writers of a set of state files. It is safe for concurrent
 // use. The zero Store is not usable: create one with [NewStore].
 type Store struct {
-	opts     Options
-	log      *slog.Logger // Options.Logger, or slog.Default() when OnError is nil too, else nil
-	tracer   *csvTracer   // nil unless OFFMAIN_TRACE is set
-	tracing  atomic.Bool  // Trace or tracer set: Save stamps queue times
-	closed   atomic.Bool  // written under mu; read under a queue's mu where a Save must not slip past it
-	commit   commitFunc   // the disk step; tests replace it to block
-	readFile func(string) ([]byte, error)
-	stat     func(string) (fs.FileInfo, error) // os.Stat; the watch tests replace it
-	syncDir  func(dir string) error            // fsyncs a directory after a rename or remove; tests make it fail
+	opts    Options
+	log     *slog.Logger  // Options.Logger, or slog.Default()
+	tracer  *csvTracer    // nil unless OFFMAIN_TRACE is set
+	tracing atomic.Bool   // Trace or tracer set: Save stamps queue times
+	closed  atomic.Bool   // written under mu; read under a queue's mu where a Save must not slip past it
+	sem     chan struct{} // one token per step that runs: Options.MaxParallel (writer.go)
+	hooks   hooks         // the disk and the clock's seams; tests replace them
 
-	tempCreated  func(name string)                   // if set, called between a temp file's creation and its claim (tests)
-	beforeRename func(name string)                   // if set, called with the temp file written, just before it is renamed over the path (tests)
-	readDir      func(string) ([]os.DirEntry, error) // os.ReadDir; tests count the sweep's scans
-	closeFlushed func()                              // if set, called by Close between its flush and its end of retries (tests)
-	lockReleased func()                              // if set, called once a closed Store decided to release a path's lock (tests)
+	watchMu sync.Mutex  // serializes Watch and stop; protects watcher
+	watcher *dirWatcher // nil while nothing is watched
+	lockMu  sync.Mutex  // Exclusive: serializes Opens, which may take a lock
 
-	newNotifier func() (notifier, error) // fsnotify; tests replace it
-	watchMu     sync.Mutex               // serializes Watch and stop; protects watcher
-	watcher     *dirWatcher              // nil while nothing is watched
-	lockMu      sync.Mutex               // Exclusive: serializes Opens, which may take a lock
+	mu      sync.Mutex             // protects the fields below
+	files   map[string]*queue      // by absolute, clean path
+	writers map[*writer]struct{}   // the running writer goroutines (writer.go)
+	dirs    map[string]*dirListing // the sweep's one read of each directory (sweep.go)
+}
 
-	mu        sync.Mutex             // protects the fields below
-	files     map[string]*queue      // by absolute, clean path
-	ready     []*queue               // queues with work that no worker holds
-	workers   int                    // running worker goroutines: ≤ MaxParallel, plus at most as many more for stuck ones
-	stepping  map[*worker]struct{}   // workers inside a step
-	parked    int                    // workers in stepping waiting for another path (reentry.go); they do not count against MaxParallel
-	rechecked bool                   // a recheck timer is armed (see schedule)
-	dirs      map[string]*dirListing // the sweep's one read of each directory (sweep.go)
+// hooks are the steps a Store takes on the disk, and the points between
+// them, as functions: NewStore sets the real ones, and the package's tests
+// replace them (testing/synctest cannot wait on a real system call).
+type hooks struct {
+	commit      commitFunc                          // the disk step of a save or remove
+	readFile    func(string) ([]byte, error)        // a state file's read
+	stat        func(string) (fs.FileInfo, error)   // os.Stat, of a watched directory
+	syncDir     func(dir string) error              // fsyncs a directory after a rename or remove
+	readDir     func(string) ([]os.DirEntry, error) // os.ReadDir, the sweep's listing
+	newNotifier func() (notifier, error)            // fsnotify
+
+	tempCreated  func(name string) // if set, called between a temp file's creation and its claim
+	beforeRename func(name string) // if set, called with the temp file written, just before it is renamed over the path
+	closeFlushed func()            // if set, called by Close between its flush and its end of retries
+	lockReleased func()            // if set, called once a closed Store decided to release a path's lock
 }
 
 // NewStore returns a Store with the given options. It starts no goroutine.
 func NewStore(opts Options) *Store {
 	log := opts.Logger
-	if log == nil && opts.OnError == nil {
+	if log == nil {
 		log = slog.Default() // see Options.Logger: failures are never silent by default
 	}
 	s := &Store{
-		opts:     opts,
-		log:      log,
-		files:    make(map[string]*queue),
-		stepping: make(map[*worker]struct{}),
-		dirs:     make(map[string]*dirListing),
-		readFile: readStateFile,
-		readDir:  os.ReadDir,
-		stat:     os.Stat,
-		syncDir:  syncDir,
-
+		opts:    opts,
+		log:     log,
+		sem:     make(chan struct{}, opts.maxParallel()),
+		files:   make(map[string]*queue),
+		writers: make(map[*writer]struct{}),
+		dirs:    make(map[string]*dirListing),
+	}
+	s.hooks = hooks{
+		readFile:    readStateFile,
+		stat:        os.Stat,
+		syncDir:     syncDir,
+		readDir:     os.ReadDir,
 		newNotifier: newFSNotifier,
 	}
-	s.commit = s.commitToDisk
-	if name := os.Getenv(TraceEnv); name != "" {
+	s.hooks.commit = s.commitToDisk
+	if name := os.Getenv(traceEnv); name != "" {
 		s.tracer = &csvTracer{name: name}
 	}
 	s.tracing.Store(opts.Trace != nil || s.tracer != nil)
@@ -117,62 +123,27 @@ func Open[T any](s *Store, path string) (*File[T], error) {
 		return nil, fmt.Errorf("statefile: %s is already open with type %s", abs, q.slot.typeName())
 	}
 	if !existed {
-		s.schedule(q) // the sweep
+		s.start(q) // the sweep
 	}
 	return &File[T]{q: q, slot: sl}, nil
 }
 
 // Flush waits until every save and remove queued on any path before the
-// call has reached the disk (or failed). A path whose newest save or
-// remove failed is tried again at once, unless an attempt of it started
-// after the Flush began, and Flush waits for that attempt (see the package
-// docs, "Failures and retries"). It returns nil when each path's newest
-// state is on disk. A path whose newest state is not on disk after that
-// attempt is in the error's Failed, with the attempt's error, however
-// many Flushes reported it before; a failure that a later save or remove
-// of the path superseded by succeeding is not. An encode error, or an
-// Update's function that failed, is not run again: its path stays in
-// Failed until a newer save, remove or Update of it succeeds. When ctx
-// ends first it returns at once with a [*NotDrainedError] naming the paths
-// still pending, and errors.Is(err, ctx.Err()) holds. The writers keep
-// going. Called on a writer (from [Options.OnError] or [Options.Trace]),
-// it does not wait for what that writer cannot finish first: see
-// [ErrReentrant].
+// call has reached the disk (or failed), as [File.Flush] does for one
+// path, and returns nil when each path's newest state is on disk: a
+// *[NotDrainedError] names the others. Called from a callback on a
+// writer ([Options.OnError], [Options.Trace], a MarshalJSON), it does not
+// wait for what that writer cannot finish first, and reports such a path
+// pending.
 func (s *Store) Flush(ctx context.Context) error {
 	nd := &NotDrainedError{}
-	s.flushAll(ctx, nd, nil)
+	s.flushAll(ctx, nd)
 	return nd.orNil()
 }
 
-// FlushExcept is [Store.Flush] that neither waits for nor reports the
-// paths in except, given as to [Open] (they are compared after
-// [filepath.Abs] and [filepath.Clean]). A quit report that flushes a
-// package's files through that package (drafts, anchors) flushes the rest
-// of the Store with FlushExcept, so each failure is reported once, under
-// the part of the app that owns the file. A path in except that the Store
-// has not opened is ignored.
-func (s *Store) FlushExcept(ctx context.Context, except ...string) error {
-	skip := make(map[string]bool, len(except))
-	for _, p := range except {
-		if abs, err := filepath.Abs(p); err == nil {
-			skip[abs] = true // Abs cleans
-		}
-	}
-	nd := &NotDrainedError{}
-	s.flushAll(ctx, nd, skip)
-	return nd.orNil()
-}
-
-// flushAll is Flush, recording in nd, of every path but those in skip.
-func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError, skip map[string]bool) {
-	s.mu.Lock()
-	qs := make([]*queue, 0, len(s.files))
-	for p, q := range s.files {
-		if !skip[p] {
-			qs = append(qs, q)
-		}
-	}
-	s.mu.Unlock()
+// flushAll is Flush, recording in nd.
+func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError) {
+	qs := s.queues()
 	marks := make([]flushMark, len(qs))
 	for i, q := range qs {
 		marks[i] = q.mark()
@@ -221,23 +192,36 @@ func (s *Store) Close(ctx context.Context) error {
 	}
 	nd := &NotDrainedError{}
 	s.stopWatches(ctx, nd)
-	s.flushAll(ctx, nd, nil)
-	if s.closeFlushed != nil {
-		s.closeFlushed()
+	s.flushAll(ctx, nd)
+	if s.hooks.closeFlushed != nil {
+		s.hooks.closeFlushed()
 	}
-	s.stopRetries()
 	s.endRetries(ctx, nd)
 	return nd.orNil()
 }
 
-// report sends a failure to OnError and Logger, on the writer goroutine.
+// Report hands err to [Options.OnError] and [Options.Logger], the route
+// the Store's own failures take, so that everything an app must show the
+// person arrives in one place: drafts and anchors report there what their
+// reads met, and an app may route other failures the same way (a
+// qos.Group's: Group{OnError: store.Report}). It does not block beyond
+// what OnError does, and is safe for concurrent use.
+func (s *Store) Report(err error) { s.report("", err) }
+
+// report is Report of a failure of path ("" when the error is not one
+// path's, as for what Report is given).
 func (s *Store) report(path string, err error) {
+	if err == nil {
+		return
+	}
 	if s.opts.OnError != nil {
-		s.opts.OnError(path, err)
+		s.opts.OnError(err)
 	}
-	if s.log != nil {
-		s.log.Error("statefile: save failed", slog.String("path", path), slog.Any("err", err))
+	if path == "" {
+		s.log.Error("statefile: failure reported", slog.Any("err", err))
+		return
 	}
+	s.log.Error("statefile: save failed", slog.String("path", path), slog.Any("err", err))
 }
 
 func (nd *NotDrainedError) orNil() error {

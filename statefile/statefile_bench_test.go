@@ -22,7 +22,7 @@ var value64k = draft{Text: strings.Repeat("x", 64<<10)}
 func BenchmarkSave(b *testing.B) {
 	s := NewStore(Options{})
 	hold := make(chan struct{})
-	s.commit = func(string, []byte, *SaveTrace) error { <-hold; return nil }
+	s.hooks.commit = func(string, []byte, *SaveTrace) error { <-hold; return nil }
 	f, err := Open[draft](s, filepath.Join(b.TempDir(), "draft.json"))
 	if err != nil {
 		b.Fatal(err)
@@ -47,7 +47,7 @@ func BenchmarkSaveSync(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "draft.json")
 	b.ReportAllocs()
 	for b.Loop() {
-		data, err := (&slot[draft]{taking: value64k}).encode()
+		data, err := (&slot[draft]{taking: value64k}).encode("bench.json")
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -27,7 +27,7 @@ func TestFlushFailureSupersededBySuccess(t *testing.T) {
 	path := filepath.Join(dir, "s.json")
 	var mu sync.Mutex
 	var reported []error
-	s := statefile.NewStore(statefile.Options{OnError: func(_ string, err error) {
+	s := statefile.NewStore(statefile.Options{OnError: func(err error) {
 		mu.Lock()
 		defer mu.Unlock()
 		reported = append(reported, err)
@@ -37,20 +37,20 @@ func TestFlushFailureSupersededBySuccess(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, f.Save(1))
-	_, err = f.Load() // waits for save 1
+	_, err = f.Load(context.Background()) // waits for save 1
 	require.ErrorIs(t, err, syscall.ENOTDIR, "precondition: save 1 failed")
 	require.NoError(t, os.Remove(dir))
 	require.NoError(t, f.Save(2))
-	v, err := f.Load()
+	v, err := f.Load(context.Background())
 	require.NoError(t, err)
 	require.Equal(t, 2, v, "precondition: save 2 landed")
 
 	assert.NoError(t, f.Flush(context.Background()), "File.Flush after a superseded failure")
 	assert.NoError(t, s.Flush(context.Background()), "Store.Flush after a superseded failure")
-	hook := flush.New(10 * time.Second)
+	hook := flush.New(flush.Options{Timeout: 10 * time.Second})
 	hook.Add("state", s)
 	rep := hook.Run()
-	assert.True(t, rep.Drained, "the quit report: got %v, want drained", rep)
+	assert.True(t, rep.Saved, "the quit report: got %v, want drained", rep)
 	mu.Lock()
 	assert.Len(t, reported, 1, "OnError calls: got %v, want save 1's failure", reported)
 	mu.Unlock()

@@ -61,7 +61,7 @@ func (s *Store) listing(dir string) *dirListing {
 	}
 	s.mu.Unlock()
 	l.once.Do(func() {
-		entries, err := s.readDir(dir)
+		entries, err := s.hooks.readDir(dir)
 		if err != nil {
 			return
 		}

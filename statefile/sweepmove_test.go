@@ -20,9 +20,9 @@ func TestSweepBeforeRename(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.json")
 	var fails atomic.Int32
-	writer := NewStore(Options{OnError: func(_ string, err error) { fails.Add(1); t.Logf("save failed: %v", err) }})
+	writer := NewStore(Options{OnError: func(err error) { fails.Add(1); t.Logf("save failed: %v", err) }})
 	renames := 0
-	writer.beforeRename = func(name string) {
+	writer.hooks.beforeRename = func(name string) {
 		renames++
 		NewStore(Options{}).sweepTemps(path) // another Store's first-Open sweep: it lists the directory now, temp file included
 		assert.FileExists(t, name, "the sweep took a temp file a live save was about to rename")

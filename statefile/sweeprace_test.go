@@ -20,10 +20,10 @@ func TestSweepBetweenCreateAndClaim(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "s.json")
 	var fails atomic.Int32
-	writer := NewStore(Options{Durability: Atomic, OnError: func(string, error) { fails.Add(1) }})
+	writer := NewStore(Options{Durability: Atomic, OnError: func(error) { fails.Add(1) }})
 	sweeper := NewStore(Options{})
 	created := 0
-	writer.tempCreated = func(name string) {
+	writer.hooks.tempCreated = func(name string) {
 		created++
 		sweeper.sweepTemps(path) // another Store's first Open of a path in dir
 		assert.FileExists(t, name, "the sweep took a temp file between its creation and its claim")
@@ -46,7 +46,7 @@ func TestSweepStressTwoStores(t *testing.T) {
 	dir := t.TempDir()
 	var fails atomic.Int32
 	var firstErr atomic.Value
-	onErr := func(_ string, err error) {
+	onErr := func(err error) {
 		fails.Add(1)
 		firstErr.CompareAndSwap(nil, err)
 	}

@@ -22,7 +22,7 @@ func TestSweepScansDirectoryOnce(t *testing.T) {
 	}
 	s := NewStore(Options{})
 	var scans atomic.Int32
-	s.readDir = func(d string) ([]os.DirEntry, error) {
+	s.hooks.readDir = func(d string) ([]os.DirEntry, error) {
 		scans.Add(1)
 		return os.ReadDir(d)
 	}
@@ -33,7 +33,7 @@ func TestSweepScansDirectoryOnce(t *testing.T) {
 		require.NoError(t, err)
 	}
 	for _, f := range files {
-		_, err := f.Load() // runs after the path's sweep
+		_, err := f.Load(context.Background()) // runs after the path's sweep
 		require.ErrorIs(t, err, os.ErrNotExist)
 	}
 	require.NoError(t, s.Close(context.Background()))
@@ -62,7 +62,7 @@ func TestSweepExactShape(t *testing.T) {
 	s := NewStore(Options{})
 	f, err := Open[int](s, filepath.Join(dir, "state"))
 	require.NoError(t, err)
-	_, err = f.Load() // runs after the path's sweep
+	_, err = f.Load(context.Background()) // runs after the path's sweep
 	require.NoError(t, err)
 	require.NoError(t, s.Close(context.Background()))
 	assert.Equal(t, []string{".state-1", ".state0123", ".state1123", ".state123", ".state12345678901234567890", ".state9223372036854775808", "state", "state1"},

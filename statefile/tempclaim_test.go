@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
@@ -14,7 +15,7 @@ func sweep(t *testing.T, path string) {
 	t.Helper()
 	f, err := Open[string](NewStore(Options{}), path)
 	require.NoError(t, err)
-	f.Load() //nolint:errcheck // runs behind the sweep; the file may not exist
+	f.Load(context.Background()) //nolint:errcheck // runs behind the sweep; the file may not exist
 }
 
 // deadTemp makes a temp file as a writer that crashed leaves it: created,

@@ -9,6 +9,7 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
 )
 
 // openNewTemp creates a temp file as a save does, without claiming it.
@@ -23,9 +24,13 @@ func openNewTemp(t *testing.T, name string) *os.File {
 // holdTemp creates and claims name as a writer does; release lets it go.
 func holdTemp(t *testing.T, name string) (release func()) {
 	t.Helper()
-	claim, err := claimTemp(name, openNewTemp(t, name))
+	f := openNewTemp(t, name)
+	claim, err := claimTemp(f)
 	require.NoError(t, err)
-	return func() { require.NoError(t, claim.Close()) }
+	return func() {
+		require.NoError(t, unix.Close(claim))
+		require.NoError(t, f.Close()) // the lock goes with the open file's last descriptor
+	}
 }
 
 // claimTemp fails with errSwept in each way a sweep can take the temp file
@@ -53,7 +58,7 @@ func TestClaimTempSeesSweep(t *testing.T) {
 			name := filepath.Join(dir, ".s.json"+tc.name[:3])
 			f := openNewTemp(t, name)
 			tc.sweep(t, name)
-			_, err := claimTemp(name, f)
+			_, err := claimTemp(f)
 			assert.ErrorIs(t, err, errSwept)
 		})
 	}

@@ -7,9 +7,11 @@ import (
 )
 
 // Temp file names. A save writes "." + stem + digits beside the state file,
-// digits being a non-negative int64 in decimal (at most 19), and renames it
-// over the file. For a name of up to maxStemBytes the stem is the name
-// itself, renameio's shape (tempfile.go, openTempFile). A longer name would
+// digits being a random non-negative int64 in decimal (at most 19), and
+// renames it over the file. For a name of up to maxStemBytes the stem is
+// the name itself: the shape renameio gives its temp files (tempfile.go,
+// openTempFile), kept so that releases of this package that used renameio
+// and this one sweep each other's leftovers. A longer name would
 // make the temp name longer than a directory entry may be: 255 bytes on
 // Linux (NAME_MAX, include/uapi/linux/limits.h; ext4, xfs, btrfs and tmpfs
 // all refuse more with ENAMETOOLONG) and macOS (<sys/syslimits.h>), so a

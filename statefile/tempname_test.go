@@ -58,7 +58,7 @@ func crashMidSave(dir string, names []string) {
 	s := NewStore(Options{MaxParallel: len(names)})
 	var created sync.WaitGroup
 	created.Add(len(names))
-	s.tempCreated = func(string) {
+	s.hooks.tempCreated = func(string) {
 		created.Done()
 		select {} // this save never goes on: the process ends first
 	}
@@ -108,7 +108,7 @@ func saveAll(t *testing.T, dir string, names []string) {
 	}
 	require.NoError(t, s.Flush(context.Background()), "saves of names of 200 to 255 bytes")
 	for i, f := range files {
-		got, err := f.Load()
+		got, err := f.Load(context.Background())
 		assert.NoError(t, err, "load of a %d-byte name", len(names[i]))
 		assert.Equal(t, fmt.Sprintf("value of name %d", i), got, "load of a %d-byte name", len(names[i]))
 	}
@@ -123,7 +123,7 @@ func checkAll(t *testing.T, dir string, names []string) {
 	for i, name := range names {
 		f, err := Open[string](s, filepath.Join(dir, name))
 		require.NoError(t, err)
-		got, err := f.Load() // behind the sweep
+		got, err := f.Load(context.Background()) // behind the sweep
 		assert.NoError(t, err, "load after the crash, %d-byte name", len(name))
 		assert.Equal(t, fmt.Sprintf("value of name %d", i), got, "load after the crash, %d-byte name", len(name))
 	}
@@ -196,7 +196,7 @@ func TestNameTooLongReported(t *testing.T) {
 	dir := t.TempDir()
 	name := nameOf(maxNameBytes+1, "s")
 	var reported error
-	s := NewStore(Options{OnError: func(_ string, err error) { reported = err }})
+	s := NewStore(Options{OnError: func(err error) { reported = err }})
 	f, err := Open[string](s, filepath.Join(dir, name))
 	require.NoError(t, err)
 	require.NoError(t, f.Save("x"))

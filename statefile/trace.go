@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// TraceEnv names the environment variable that, when set to a file name,
+// traceEnv names the environment variable that, when set to a file name,
 // makes every Store append one CSV row per save to that file.
-const TraceEnv = "OFFMAIN_TRACE"
+const traceEnv = "OFFMAIN_TRACE"
 
 // SaveTrace describes one save or remove that ran. Durations are the time
 // spent in each step on the writer.

@@ -2,7 +2,6 @@ package statefile
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 
 	"github.com/offmain/offmain/internal/oneline"
@@ -53,7 +52,7 @@ func (f *File[T]) Update(fn func(T) (T, error)) error {
 		start = q.enqueue(opUpdate) // the base is the current value
 	} else {
 		q.seq++
-		start = q.markScheduled()
+		start = q.markRunning()
 	}
 	if f.slot.ups == nil {
 		f.slot.ups = &changes[T]{}
@@ -61,7 +60,7 @@ func (f *File[T]) Update(fn func(T) (T, error)) error {
 	f.slot.ups.push(change[T]{kind: opUpdate, fn: fn})
 	q.mu.Unlock()
 	if start {
-		q.s.schedule(q)
+		q.s.start(q)
 	}
 	return nil
 }
@@ -76,12 +75,12 @@ func (s *slot[T]) queueBehind(q *queue, c change[T]) bool {
 	} else {
 		s.ups.push(c)
 	}
-	return q.markScheduled()
+	return q.markRunning()
 }
 
 // changes queues changes in blocks of changeBlock, so queuing one never
 // copies those queued before: a writer stuck on a hung disk may have
-// millions queued (BenchmarkUpdate), which one growing slice would copy
+// millions queued, which one growing slice would copy
 // again and again.
 type changes[T any] struct {
 	blocks [][]change[T]
@@ -130,7 +129,7 @@ func (q *queue) runOp(o *op) result {
 			// Nothing kept (step runs no retry then): the failure stands.
 			// It must never become a remove, nor a success.
 			q.mu.Lock()
-			prev := q.failed
+			prev := q.retry.failed
 			q.mu.Unlock()
 			return result{err: prev, value: prev}
 		}
@@ -166,7 +165,7 @@ func (s *slot[T]) runBatch(q *queue, o *op) result {
 	ups := s.takingUps
 	st, dirty := s.base(q, o.kind)
 	if st.err != nil && !ups.replaces() {
-		return failedWith(fmt.Errorf("statefile: update %s: %w", q.path, st.err))
+		return failedWith(pathError("update", q.path, st.err))
 	}
 	s.takingUps = nil
 	var last error
@@ -220,11 +219,11 @@ func (c *changes[T]) replaces() bool {
 // apply runs one Update's fn on st. ok reports whether fn succeeded.
 func apply[T any](q *queue, st state[T], fn func(T) (T, error)) (state[T], bool, error) {
 	if st.err != nil {
-		return st, false, fmt.Errorf("statefile: update %s: %w", q.path, st.err)
+		return st, false, pathError("update", q.path, st.err)
 	}
 	v, err := fn(st.v)
 	if err != nil {
-		return st, false, fmt.Errorf("statefile: update %s: %w", q.path, err)
+		return st, false, pathError("update", q.path, err)
 	}
 	return state[T]{v: v}, true, nil
 }
@@ -247,7 +246,7 @@ func (s *slot[T]) base(q *queue, k opKind) (st state[T], dirty bool) {
 // base instead: see mergeKept), or the default (see [FileOptions.Default])
 // for a missing file. It reads the file each time rather than trusting a
 // cached copy: on a filesystem that caches attributes (NFS, SMB, FUSE) no
-// stat can tell that another client replaced it (see unchanged.go). A
+// stat can tell that another client replaced it (see beforeWrite). A
 // corrupt file is moved aside, reported, and replaced by
 // [FileOptions.OnCorrupt]'s value or the default.
 func (s *slot[T]) current(q *queue) state[T] {
@@ -258,7 +257,7 @@ func (s *slot[T]) current(q *queue) state[T] {
 		return state[T]{v: v}
 	case errors.Is(err, fs.ErrNotExist):
 		return state[T]{v: s.zero()}
-	case errors.As(err, &ce) && !q.corruptInPlace:
+	case errors.As(err, &ce) && !q.disk.corrupt:
 		q.report(err) // the bytes are aside; the Update goes on from a fresh value
 		if !replaced {
 			v = s.zero()

@@ -12,7 +12,7 @@ import (
 func BenchmarkUpdate(b *testing.B) {
 	s := NewStore(Options{})
 	hold := make(chan struct{})
-	s.commit = func(string, []byte, *SaveTrace) error { <-hold; return nil }
+	s.hooks.commit = func(string, []byte, *SaveTrace) error { <-hold; return nil }
 	f, err := Open[draft](s, filepath.Join(b.TempDir(), "draft.json"))
 	if err != nil {
 		b.Fatal(err)

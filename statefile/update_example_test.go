@@ -32,7 +32,7 @@ func ExampleFile_Update() {
 		return s, nil
 	})
 
-	got, err := settings.Load()
+	got, err := settings.Load(context.Background())
 	fmt.Println(got.Theme, got.Panes["left"], err)
 	store.Close(context.Background())
 	// Output: dark files <nil>
@@ -71,7 +71,7 @@ func ExampleOpenWith_migrations() {
 		Default:    func() layout { return layout{Version: 2} }, // saved values carry the newest version
 		Migrations: []statefile.Migration{{Version: 1, Migrate: rename}, {Version: 2, Migrate: toList}},
 	})
-	got, err := f.Load()
+	got, err := f.Load(context.Background())
 	fmt.Println(got.Version, got.Titles, err)
 	store.Close(context.Background())
 	data, _ := os.ReadFile(path)
@@ -96,7 +96,7 @@ func ExampleFileOptions_onCorrupt() {
 			return Settings{Theme: "from-backup"}, nil
 		},
 	})
-	got, err := f.Load()
+	got, err := f.Load(context.Background())
 	fmt.Println(got.Theme, err)
 	store.Close(context.Background())
 	// Output:

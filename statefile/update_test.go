@@ -56,7 +56,7 @@ func TestUpdateOrderWithSave(t *testing.T) {
 		require.NoError(t, f.Flush(context.Background()))
 		assert.Equal(t, []int{1, 10, 100}, seen, "values the fns got")
 		assert.Equal(t, []string{osPath("/state/c.json") + `={"n":1}`, osPath("/state/c.json") + `={"n":101}`}, d.log(), "one write for the batch")
-		got, err := f.Load()
+		got, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, tally{N: 101}, got)
 	})
@@ -76,7 +76,7 @@ func TestUpdateOrderWithRemove(t *testing.T) {
 		require.NoError(t, f.Update(plus(2)))
 		close(d.hold)
 		require.NoError(t, f.Flush(context.Background()))
-		got, err := f.Load()
+		got, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, tally{N: 42}, got, "Update after Remove starts from the default")
 
@@ -100,11 +100,11 @@ func TestUpdateOrderWithLoad(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		_, d, f := heldFile(t, Options{}, tally{N: 1})
 		before := make(chan tally, 1)
-		go func() { v, _ := f.Load(); before <- v }()
+		go func() { v, _ := f.Load(context.Background()); before <- v }()
 		synctest.Wait() // the Load is queued
 		require.NoError(t, f.Update(plus(1)))
 		close(d.hold)
-		after, err := f.Load()
+		after, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, tally{N: 1}, <-before, "Load queued before the Update")
 		assert.Equal(t, tally{N: 2}, after, "Load queued after the Update")
@@ -120,7 +120,7 @@ func TestUpdateNeverSkipped(t *testing.T) {
 			require.NoError(t, f.Update(plus(1)))
 		}
 		close(d.hold)
-		got, err := f.Load()
+		got, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, tally{N: 1000}, got)
 		assert.Len(t, d.log(), 2, "got %v, want the first save and one write for the batch", d.log())
@@ -136,7 +136,7 @@ func TestUpdateFnError(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		var mu sync.Mutex
 		var reported []error
-		opts := Options{OnError: func(_ string, err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }}
+		opts := Options{OnError: func(err error) { mu.Lock(); reported = append(reported, err); mu.Unlock() }}
 		_, d, f := heldFile(t, opts, tally{N: 1})
 		require.NoError(t, f.Update(fail))
 		close(d.hold)
@@ -148,7 +148,7 @@ func TestUpdateFnError(t *testing.T) {
 		require.NoError(t, f.Update(fail))
 		require.NoError(t, f.Update(plus(1)))
 		require.NoError(t, f.Flush(context.Background()), "the newest Update succeeded")
-		got, err := f.Load()
+		got, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, tally{N: 3}, got, "the failed fn's result was dropped, the others kept")
 		mu.Lock()
@@ -206,7 +206,7 @@ func TestUpdateConcurrent(t *testing.T) {
 // goes on from the default.
 func TestUpdateCorruptFile(t *testing.T) {
 	var reported atomic.Pointer[error]
-	s := NewStore(Options{OnError: func(_ string, err error) { reported.Store(&err) }})
+	s := NewStore(Options{OnError: func(err error) { reported.Store(&err) }})
 	dir := t.TempDir()
 	path := filepath.Join(dir, "c.json")
 	require.NoError(t, os.WriteFile(path, []byte(`{"n":`), 0o600))
@@ -217,7 +217,7 @@ func TestUpdateCorruptFile(t *testing.T) {
 	assert.JSONEq(t, `{"n":11}`, readFileT(t, path))
 	require.NotNil(t, reported.Load(), "OnError was not called")
 	assert.ErrorIs(t, *reported.Load(), ErrCorrupt)
-	matches, _ := filepath.Glob(path + CorruptSuffix + "*")
+	matches, _ := filepath.Glob(path + corruptSuffix + "*")
 	assert.Len(t, matches, 1, "corrupt copies")
 }
 

@@ -1,10 +1,10 @@
 package statefile
 
 import (
-	"errors"
-	"hash/maphash"
+	"context"
 	"slices"
 	"sync"
+	"time"
 )
 
 // Watch calls fn when the file at f's path is replaced, rewritten or
@@ -166,90 +166,99 @@ var closedChan = func() chan struct{} {
 	return ch
 }()
 
+// watchState is a path's watches, and what its checks saw. Guarded by the
+// queue's mu unless marked writer only.
+type watchState struct {
+	subs        []subscriber // the path's watches
+	checkQueued bool         // a check is in the queue's reads and not started
+	bad         badBytes     // writer only: unparsable bytes a check found (watchcheck.go)
+	recheck     *time.Timer  // the check armed for when those bytes will have stayed corruptQuiet
+}
+
 func (q *queue) addSub(sub subscriber) {
 	q.mu.Lock()
-	q.subs = append(q.subs, sub)
+	q.watch.subs = append(q.watch.subs, sub)
 	q.mu.Unlock()
 }
 
 func (q *queue) removeSub(sub subscriber) {
 	q.mu.Lock()
-	q.subs = slices.DeleteFunc(q.subs, func(s subscriber) bool { return s == sub })
-	if len(q.subs) == 0 {
+	q.watch.subs = slices.DeleteFunc(q.watch.subs, func(s subscriber) bool { return s == sub })
+	if len(q.watch.subs) == 0 {
 		q.stopRecheckLocked()
 	}
 	q.mu.Unlock()
 }
 
-// requestCheck queues a check of the file behind the saves queued so far,
+// watched reports whether the path has a watch.
+func (q *queue) watched() bool {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	return len(q.watch.subs) > 0
+}
+
+// requestCheck queues a check of the file behind the ops queued so far,
 // unless one is queued and not started yet.
 func (q *queue) requestCheck() {
 	q.mu.Lock()
-	if q.checkQueued {
+	if q.watch.checkQueued {
 		q.mu.Unlock()
 		return
 	}
-	q.checkQueued = true
+	q.watch.checkQueued = true
 	q.reads = append(q.reads, &readReq{target: q.seq, run: q.check})
-	start := q.markScheduled()
+	start := q.markRunning()
 	q.mu.Unlock()
 	if start {
-		q.s.schedule(q)
+		q.s.start(q)
 	}
 }
 
-// hashSeed is the seed of the content hashes; per process, as they are
-// compared only within it.
-var hashSeed = maphash.MakeSeed()
+// stop ends the watch: after it returns, fn is not running and is never
+// called again. A second call does nothing.
+func (r *watchReg) stop() { r.stopContext(context.Background()) }
 
-// seen is one state of the file, by content: absent, or present with this
-// hash of its bytes.
-type seen struct {
-	present bool
-	sum     uint64
+// stopContext ends the watch like stop, but waits for fn's return and the
+// loop's end only until ctx ends, and then reports false. fn is never
+// called again either way.
+func (r *watchReg) stopContext(ctx context.Context) bool {
+	r.once.Do(func() {
+		s := r.q.s
+		s.watchMu.Lock()
+		ended := s.dropLocked(r)
+		s.watchMu.Unlock()
+		if ended != nil {
+			r.ends = append(r.ends, ended)
+		}
+		r.ends = append(r.ends, r.sub.stop())
+	})
+	for _, ch := range r.ends {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return false
+		}
+	}
+	return true
 }
 
-func seenBytes(data []byte) seen { return seen{present: true, sum: maphash.Bytes(hashSeed, data)} }
-
-// knownState holds the states of the file that are not news to the watches:
-// what this Store's writer last put there and what a check last reported.
-// Empty means unknown: the next check reports whatever it finds. After a
-// failed commit the disk holds the old or the new state (the rename may
-// have run before the directory fsync failed), so both stay known. It is
-// used by the path's writer only.
-type knownState []seen
-
-const maxKnown = 4 // states kept after failed commits in a row
-
-func (k *knownState) has(s seen) bool { return slices.Contains(*k, s) }
-func (k *knownState) set(s seen)      { *k = append((*k)[:0], s) }
-
-func (k *knownState) add(s seen) {
-	if len(*k) == maxKnown {
-		*k = append((*k)[:0], (*k)[1:]...)
+// stopWatches stops every live watch of s (Store.Close), waiting for the
+// fns and the loop until ctx ends; the paths of the watches it could not
+// wait for go to nd as pending.
+func (s *Store) stopWatches(ctx context.Context, nd *NotDrainedError) {
+	s.watchMu.Lock()
+	var regs []*watchReg
+	if dw := s.watcher; dw != nil {
+		dw.mu.Lock()
+		for r := range dw.regs {
+			regs = append(regs, r)
+		}
+		dw.mu.Unlock()
 	}
-	*k = append(*k, s)
-}
-
-// noteCommit records what a commit put at the path (data nil: a remove).
-func (q *queue) noteCommit(data []byte, err error) {
-	s := seen{}
-	if data != nil {
-		s = seenBytes(data)
-	}
-	if err == nil {
-		q.known.set(s)
-		q.badSeen = false
-	} else {
-		q.known.add(s)
-	}
-}
-
-// noteQuarantine records that the writer moved the file aside.
-func (q *queue) noteQuarantine(err error) {
-	var ce *CorruptError
-	if errors.As(err, &ce) && ce.Aside != "" {
-		q.known.set(seen{})
-		q.badSeen = false
+	s.watchMu.Unlock()
+	for _, r := range regs {
+		if !r.stopContext(ctx) {
+			nd.addPending(r.q.path, ctx.Err())
+		}
 	}
 }

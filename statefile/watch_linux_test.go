@@ -99,7 +99,7 @@ func TestWatchSeesEditorsOnce(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "state.json")
 	s := NewStore(Options{})
 	reads := make(chan error, 1024) // the result of each read of the file by the Store
-	s.readFile = func(p string) ([]byte, error) {
+	s.hooks.readFile = func(p string) ([]byte, error) {
 		data, err := os.ReadFile(p)
 		reads <- err
 		return data, err
@@ -118,7 +118,7 @@ func TestWatchSeesEditorsOnce(t *testing.T) {
 	editorReplace(t, path, "{not json")
 	corrupt := r.next(t)
 	assert.True(t, strings.HasPrefix(corrupt, "error: statefile: corrupt file "+path+" left in place: "), corrupt)
-	_, err = f.Load()
+	_, err = f.Load(context.Background())
 	var ce *CorruptError
 	require.ErrorAs(t, err, &ce, "Load moves the corrupt file aside")
 	assert.NotEmpty(t, ce.Aside)
@@ -126,7 +126,7 @@ func TestWatchSeesEditorsOnce(t *testing.T) {
 	editorReplace(t, path, "\"sentinel\"\n")
 	assert.Equal(t, "sentinel", r.next(t), "nothing between the corrupt file and the sentinel")
 
-	v, err := f.Load()
+	v, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "sentinel", v, "Load sees the external change")
 	require.NoError(t, f.Save("mine"))
@@ -143,7 +143,7 @@ func TestWatchOwnSavesNotEchoedOnDisk(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "own.json")
 	s := NewStore(Options{Durability: Atomic})
 	checked := make(chan struct{}, 1)
-	s.readFile = func(p string) ([]byte, error) {
+	s.hooks.readFile = func(p string) ([]byte, error) {
 		select {
 		case checked <- struct{}{}:
 		default:
@@ -207,7 +207,7 @@ func TestWatchStopLeavesNoGoroutine(t *testing.T) {
 	stopA()
 	stopB()
 	goleak.VerifyNone(t, before)
-	_, err := a.Load()
+	_, err := a.Load(context.Background())
 	require.NoError(t, err)
 	require.NoError(t, s.Close(context.Background()))
 }

@@ -47,7 +47,7 @@ func TestWatchIgnoresOwnWrites(t *testing.T) {
 		require.Len(t, got, 1)
 		assert.Equal(t, "theirs", got[0].v)
 		assert.NoError(t, got[0].err)
-		v, err := f.Load()
+		v, err := f.Load(context.Background())
 		require.NoError(t, err)
 		assert.Equal(t, "theirs", v, "Load sees the external change")
 		f.Save("mine")
@@ -222,7 +222,7 @@ func TestWatchSetupErrors(t *testing.T) {
 		r := newWatchRig(t)
 		f, _ := Open[string](r.s, osPath("/state/e.json"))
 		errNo := errors.New("too many open files")
-		r.s.newNotifier = func() (notifier, error) { return nil, errNo }
+		r.s.hooks.newNotifier = func() (notifier, error) { return nil, errNo }
 		_, err := f.Watch(newCalls().fn)
 		assert.ErrorIs(t, err, errNo)
 		assert.ErrorContains(t, err, osPath("/state/e.json"))

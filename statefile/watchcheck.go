@@ -29,13 +29,13 @@ const corruptQuiet = 2 * time.Second
 // aside first (retryQuarantine), as after a Load that could not move them.
 func (q *queue) check() {
 	q.mu.Lock()
-	q.checkQueued = false
-	subs := slices.Clone(q.subs)
+	q.watch.checkQueued = false
+	subs := slices.Clone(q.watch.subs)
 	q.mu.Unlock()
 	if len(subs) == 0 {
 		return
 	}
-	data, err := q.s.readFile(q.path)
+	data, err := q.s.hooks.readFile(q.path)
 	now := seen{}
 	switch {
 	case err == nil:
@@ -46,7 +46,7 @@ func (q *queue) check() {
 		}
 		return
 	}
-	if q.known.has(now) {
+	if q.disk.isKnown(now) {
 		return
 	}
 	if err == nil {
@@ -54,7 +54,7 @@ func (q *queue) check() {
 		if verr != nil {
 			// A newer release's file (or one whose migration failed):
 			// reported, never decoded lossily.
-			q.known.set(now)
+			q.disk.setKnown(now)
 			q.setBad(false)
 			for _, sub := range subs {
 				sub.postErr(verr)
@@ -65,14 +65,14 @@ func (q *queue) check() {
 		if derr != nil && !q.badSettled(now) {
 			return // perhaps a writer between two writes: look again later
 		}
-		q.known.set(now)
+		q.disk.setKnown(now)
 		q.setBad(derr != nil)
 		if derr == nil {
 			return
 		}
 		err = &CorruptError{Path: q.path, Err: derr}
 	} else {
-		q.known.set(now)
+		q.disk.setKnown(now)
 		q.setBad(false)
 	}
 	for _, sub := range subs {
@@ -80,24 +80,30 @@ func (q *queue) check() {
 	}
 }
 
+// badBytes is what a check last found at the path that did not parse.
+type badBytes struct {
+	seen  seen      // their content; zero when none was found
+	since time.Time // when a check first found them
+}
+
 // badSettled reports whether the unparsable content now has stayed at the
 // path for corruptQuiet. If not, it notes when it was first seen and arms
 // a check for when it will have. It runs on q's writer.
 func (q *queue) badSettled(now seen) bool {
 	t := time.Now()
-	if !q.badSeen || q.bad != now {
-		q.bad, q.badSeen, q.badAt = now, true, t
-		q.corruptInPlace = true // unread bytes: a save moves them aside first
+	if q.watch.bad.seen != now {
+		q.watch.bad = badBytes{seen: now, since: t}
+		q.disk.corrupt = true // unread bytes: a save moves them aside first
 	}
-	wait := corruptQuiet - t.Sub(q.badAt)
+	wait := corruptQuiet - t.Sub(q.watch.bad.since)
 	if wait <= 0 {
 		return true
 	}
 	q.mu.Lock()
-	if q.recheck != nil {
-		q.recheck.Stop()
+	if q.watch.recheck != nil {
+		q.watch.recheck.Stop()
 	}
-	q.recheck = time.AfterFunc(wait, q.requestCheck)
+	q.watch.recheck = time.AfterFunc(wait, q.requestCheck)
 	q.mu.Unlock()
 	return false
 }
@@ -105,18 +111,18 @@ func (q *queue) badSettled(now seen) bool {
 // setBad records what a check reported: unparsable bytes left in place,
 // or a state (parsed, or absent) that holds no unread bytes.
 func (q *queue) setBad(bad bool) {
-	q.corruptInPlace = bad
+	q.disk.corrupt = bad
 	if !bad {
-		q.badSeen = false
+		q.watch.bad = badBytes{}
 	}
 }
 
-// stopRecheckLocked cancels an armed re-check of unparsable bytes; q.mu is held.
-// It runs when the path's last watch stops.
+// stopRecheckLocked cancels an armed re-check of unparsable bytes; q.mu is
+// held. It runs when the path's last watch stops.
 func (q *queue) stopRecheckLocked() {
-	if q.recheck != nil {
-		q.recheck.Stop()
-		q.recheck = nil
+	if q.watch.recheck != nil {
+		q.watch.recheck.Stop()
+		q.watch.recheck = nil
 	}
 }
 

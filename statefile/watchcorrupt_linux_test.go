@@ -90,7 +90,7 @@ func corruptAside(t *testing.T, dir string) []string {
 	require.NoError(t, err)
 	var names []string
 	for _, e := range entries {
-		if strings.HasPrefix(e.Name(), "p.json"+CorruptSuffix) {
+		if strings.HasPrefix(e.Name(), "p.json"+corruptSuffix) {
 			names = append(names, e.Name())
 		}
 	}

@@ -60,16 +60,16 @@ func newWatchRig(t *testing.T) *watchRig {
 		n:    &fakeNotifier{mu: make(chanMutex, 1), dirs: make(map[string]int), adds: make(map[string]int)},
 		gone: make(map[string]bool), notDir: make(map[string]bool),
 	}
-	s.stat = r.stat
-	s.newNotifier = func() (notifier, error) {
+	s.hooks.stat = r.stat
+	s.hooks.newNotifier = func() (notifier, error) {
 		r.n.mu.Lock()
 		defer r.n.mu.Unlock()
 		r.n.events, r.n.errs, r.n.closed = make(chan fsnotify.Event), make(chan error), false
 		r.n.created++
 		return r.n, nil
 	}
-	commit := s.commit
-	s.commit = func(path string, data []byte, tr *SaveTrace) error {
+	commit := s.hooks.commit
+	s.hooks.commit = func(path string, data []byte, tr *SaveTrace) error {
 		err := commit(path, data, tr)
 		r.n.emit(path, fsnotify.Create) // the rename over path
 		return err

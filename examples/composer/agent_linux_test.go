@@ -110,7 +110,7 @@ func TestQuitStopsAgents(t *testing.T) {
 	msg := h.run(h.m.startAgent("general", "sleep 600")).(agent.Started)
 	require.NoError(t, msg.Err)
 	rep := h.quit()
-	assert.True(t, rep.Drained)
+	assert.True(t, rep.Saved)
 	err := syscall.Kill(msg.PID, 0)
 	assert.Error(t, err, "the agent's process is gone after quit")
 	assert.ErrorIs(t, h.a.agents.Start("general", "true").Err, agent.ErrQuitting, "no agent starts after quit")

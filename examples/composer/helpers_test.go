@@ -136,8 +136,9 @@ func diskDrafts(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	st := statefile.NewStore(statefile.Options{})
 	defer func() { require.NoError(t, st.Close(context.Background())) }()
-	ds, err := drafts.OpenContext(context.Background(), st, filepath.Join(dir, draftsFile), drafts.Options{})
+	ds, err := drafts.Open(st, filepath.Join(dir, draftsFile), drafts.Options{})
 	require.NoError(t, err)
+	require.NoError(t, ds.Load(context.Background()))
 	defer func() { require.NoError(t, ds.Close(context.Background())) }()
 	got := map[string]string{}
 	for _, tab := range ds.Tabs() {

@@ -211,7 +211,7 @@ func TestProgramBurstAndPaste(t *testing.T) {
 	typing.Close()
 	assert.NoError(t, recv(t, wrote, "end of the writes"), "the program read all input: only the last byte quit it")
 	rep := a.shutdown()
-	assert.True(t, rep.Drained, "flush report: %v", rep)
+	assert.True(t, rep.Saved, "flush report: %v", rep)
 	want := burst + "pasted enter\nand tab"
 	assert.Equal(t, map[string]string{"general": want}, diskDrafts(t, dir), "drafts on disk: the text, in the chat it was typed in")
 	assert.Equal(t, 0, a.model.active, "no chat switch")

@@ -30,7 +30,7 @@ func TestTypingReachesDraftStore(t *testing.T) {
 				assert.Equal(t, "offmain saves", h.a.state.Saves.Name(), "drafts.Store got every keystroke")
 			}
 			rep := h.quit()
-			assert.True(t, rep.Drained, "flush report: %v", rep)
+			assert.True(t, rep.Saved, "flush report: %v", rep)
 			assert.Equal(t, map[string]string{"general": "hi there"}, diskDrafts(t, dir), "drafts on disk after quit")
 		})
 	}
@@ -83,7 +83,7 @@ func TestRestartRestoresDraftsAndScrollPlaces(t *testing.T) {
 			assert.Equal(t, wantPlace.Item, got.Item)
 			assert.Equal(t, wantPlace.Offset, got.Offset)
 			rep := h.quit()
-			require.True(t, rep.Drained, "flush report: %v", rep)
+			require.True(t, rep.Saved, "flush report: %v", rep)
 
 			h2 := newHarness(t, testConfig(dir, tc.again))
 			c2, b2 := h2.m.chat("general"), h2.m.chat("build")
@@ -141,7 +141,7 @@ func TestQuitRunsHookOverEveryStore(t *testing.T) {
 			h := newHarness(t, testConfig(t.TempDir(), mode.sync))
 			h.typeText("x")
 			rep := h.quit()
-			assert.True(t, rep.Drained, "flush report: %v", rep)
+			assert.True(t, rep.Saved, "flush report: %v", rep)
 			var names []string
 			for _, it := range rep.Items {
 				names = append(names, it.Name)
@@ -151,7 +151,7 @@ func TestQuitRunsHookOverEveryStore(t *testing.T) {
 				want = []string{"transcripts"} // drafts and anchors are on disk already
 			}
 			assert.Equal(t, want, names)
-			assert.True(t, strings.HasPrefix(rep.String(), "flush: drained"), rep.String())
+			assert.True(t, strings.HasPrefix(rep.String(), "flush: saved"), rep.String())
 		})
 	}
 }

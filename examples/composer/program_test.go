@@ -70,7 +70,7 @@ func TestProgramTypingProbeAndQuit(t *testing.T) {
 	err = recv(t, ran, "end of the program")
 	require.NoError(t, err)
 	rep := a.shutdown()
-	assert.True(t, rep.Drained, "flush report: %v", rep)
+	assert.True(t, rep.Saved, "flush report: %v", rep)
 	assert.Len(t, rep.Items, 3)
 	assert.Equal(t, map[string]string{"general": "abc"}, diskDrafts(t, dir), "drafts on disk after quit")
 	assert.False(t, errors.Is(err, tea.ErrProgramKilled))

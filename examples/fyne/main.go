@@ -72,7 +72,7 @@ func run() int {
 
 	// The hook first, each store added right after it is made, then
 	// Notify: a signal from here on flushes what was added.
-	hook := flush.New(*deadline)
+	hook := flush.New(flush.Options{Timeout: *deadline})
 	st := statefile.NewStore(statefile.Options{})
 	hook.Add("state", st)
 	d, err := drafts.Open(st, filepath.Join(*dir, "drafts.json"), drafts.Options{Settle: *settle, MaxWait: *settle})
@@ -113,7 +113,7 @@ func run() int {
 		go func() {
 			r := hook.Run()
 			fyne.Do(func() {
-				if r.Drained {
+				if r.Saved {
 					w.Close() // the last window: ShowAndRun returns
 					return
 				}

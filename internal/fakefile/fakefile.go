@@ -48,12 +48,9 @@ type File[T any] struct {
 // Path returns f.Name.
 func (f *File[T]) Path() string { return f.Name }
 
-// Load is LoadContext with a context that never ends.
-func (f *File[T]) Load() (T, error) { return f.LoadContext(context.Background()) }
-
-// LoadContext counts the load, waits for f.Gate to close if it is set,
+// Load counts the load, waits for f.Gate to close if it is set,
 // and returns f.LoadValue and f.LoadErr; or ctx.Err() if ctx ends first.
-func (f *File[T]) LoadContext(ctx context.Context) (T, error) {
+func (f *File[T]) Load(ctx context.Context) (T, error) {
 	f.mu.Lock()
 	f.loads++
 	f.mu.Unlock()

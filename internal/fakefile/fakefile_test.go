@@ -44,12 +44,12 @@ func TestLoadGate(t *testing.T) {
 		f := &File[int]{LoadValue: 7, Gate: make(chan struct{})}
 		ctx, cancel := context.WithTimeout(t.Context(), time.Second)
 		defer cancel()
-		_, err := f.LoadContext(ctx)
+		_, err := f.Load(ctx)
 		assert.ErrorIs(t, err, context.DeadlineExceeded, "a gated load whose context ends")
 
 		got := make(chan int, 1)
 		go func() {
-			v, _ := f.Load()
+			v, _ := f.Load(context.Background())
 			got <- v
 		}()
 		synctest.Wait()

@@ -19,22 +19,26 @@ import (
 // started by startReadLocked, and closes done when it ends.
 func (c *Core[T]) read(done chan struct{}) {
 	defer close(done)
-	data, err := c.file.LoadContext(context.Background())
+	data, err := c.file.Load(context.Background())
 	err = c.readError(err)
 	c.mu.Lock()
 	c.readErr = err
+	news := c.noteReadLocked(err)
 	if retryable(err) {
 		c.reading = nil
 		c.armRetryLocked()
 		c.mu.Unlock()
+		c.report(news)
 		c.endFirstRead()
 		return
 	}
+	c.retry.Succeeded()
 	dropped := c.cfg.Read(data, time.Now())
 	c.loaded = true
 	resave := (c.waiting || dropped) && SavesOn(err)
 	watch := c.cfg.Watch && SavesOn(err)
 	c.mu.Unlock()
+	c.report(news)
 	if resave {
 		// waiting stays set until this save is queued: a Flush that finds it
 		// set waits for loadDone, which closes after the save, so no Flush
@@ -49,6 +53,9 @@ func (c *Core[T]) read(done chan struct{}) {
 	c.mu.Unlock()
 	if watch {
 		c.startWatch()
+	}
+	if c.cfg.AfterRead != nil {
+		c.cfg.AfterRead()
 	}
 	close(c.loadDone)
 	c.endFirstRead()
@@ -145,9 +152,11 @@ func (c *Core[T]) startWatch() {
 	}
 	stop, err := c.file.Watch(c.changed)
 	if err != nil {
+		err = fmt.Errorf("%s: not watching: %w", c.cfg.Name, err)
 		c.mu.Lock()
-		c.watchErr = fmt.Errorf("%s: not watching: %w", c.cfg.Name, err)
+		c.watchErr = err
 		c.mu.Unlock()
+		c.report(err)
 		return
 	}
 	c.stopWatch = stop
@@ -170,4 +179,26 @@ func (c *Core[T]) endWatch() {
 func (c *Core[T]) changed(data T, err error) {
 	mirror.Report(data, err, c.sched.Mark,
 		func(d T) ([]string, bool) { return c.cfg.Merge(d, time.Now()) }, c.cfg.OnChange)
+}
+
+// noteReadLocked returns err if the app has not heard of it yet: the first
+// of a run of failures, or one that fails differently; nil otherwise.
+// Caller holds mu.
+func (c *Core[T]) noteReadLocked(err error) error {
+	if err == nil {
+		c.reported = ""
+		return nil
+	}
+	if text := err.Error(); text != c.reported {
+		c.reported = text
+		return err
+	}
+	return nil
+}
+
+// report hands err, if any, to Config.Report.
+func (c *Core[T]) report(err error) {
+	if err != nil && c.cfg.Report != nil {
+		c.cfg.Report(err)
+	}
 }

@@ -21,6 +21,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/offmain/offmain/internal/backoff"
 	"github.com/offmain/offmain/internal/oneline"
 	"github.com/offmain/offmain/internal/settle"
 )
@@ -31,7 +32,7 @@ import (
 type File[T any] interface {
 	Save(T) error
 	Remove() error
-	LoadContext(ctx context.Context) (T, error)
+	Load(ctx context.Context) (T, error)
 	Flush(ctx context.Context) error
 	Path() string
 	Watch(fn func(T, error)) (stop func(), err error)
@@ -66,6 +67,15 @@ type Config[T any] struct {
 	// OnChange, if set, is told the keys Merge changed, on statefile's
 	// watch goroutine.
 	OnChange func(keys []string)
+	// Report, if set, gets what a read met (a corrupt file moved aside, a
+	// newer release's file, a file that cannot be read yet), once per
+	// kind of failure in a row, and why the watch could not start: the
+	// statefile.Store's Report, so that the app sees them where it sees
+	// the store's own failures.
+	Report func(error)
+	// AfterRead, if set, runs once the read has merged the file, on the
+	// read's goroutine, without the store's mutex.
+	AfterRead func()
 }
 
 // Core is the store-independent part of a keyed store. Its methods are safe
@@ -90,8 +100,8 @@ type Core[T any] struct {
 	waiting   bool          // a save came due that could not be queued: the file was not read yet, or saves are off
 	readErr   error         // what the latest read met; saves are off unless it is nil or ErrCorrupt
 	reading   chan struct{} // closed when the read under way ends; nil while none is
-	retry     *time.Timer   // the timed read after a failed one; nil while none is armed
-	backoff   time.Duration // how long the next failed read waits before the timed one
+	retry     backoff.Timer // the timed read after a failed one
+	reported  string        // the text of the read's error Report last got, so a retry failing the same way is not reported again
 	stopped   bool          // Close has run: no timed read is armed any more
 	triedOnce bool          // tried is closed
 	watchErr  error         // why the watch could not start
@@ -105,6 +115,7 @@ type Core[T any] struct {
 // called.
 func New[T any](f File[T], mu *sync.Mutex, cfg Config[T]) *Core[T] {
 	c := &Core[T]{file: f, cfg: cfg, mu: mu, loadDone: make(chan struct{}), tried: make(chan struct{})}
+	c.retry = backoff.Timer{First: RetryFirst, Max: RetryMax}
 	c.sched = settle.New(cfg.Settle, c.save)
 	c.mu.Lock()
 	c.startReadLocked()
@@ -115,9 +126,6 @@ func New[T any](f File[T], mu *sync.Mutex, cfg Config[T]) *Core[T] {
 // Scheduler returns the settle scheduler whose callback saves: the store
 // marks it on every edit.
 func (c *Core[T]) Scheduler() *settle.Scheduler { return c.sched }
-
-// Path returns the file's path.
-func (c *Core[T]) Path() string { return c.file.Path() }
 
 // Loaded returns a channel closed once the file's content has been merged:
 // the file was read, or found missing, or corrupt (and moved aside), or

@@ -1,15 +1,17 @@
 package keyed
 
-import "time"
+import (
+	"time"
+)
 
 // The read after Open that failed for a reason that may pass (a directory
 // not readable yet, EIO, a network home not mounted yet) is tried again:
 // RetryFirst after the failure, then twice as long after each failure in a
-// row, up to RetryMax; also at once when an edit's save comes due and at
-// every Flush and Close with an edit unsaved. Each try is one read of the
-// file on its statefile writer, one at a time: on a disk that stays
-// unreadable, about one open(2) every 30 s once the backoff has grown,
-// plus one per settled edit.
+// row, up to RetryMax (internal/backoff); also at once when an edit's save
+// comes due and at every Flush and Close with an edit unsaved. Each try is
+// one read of the file on its statefile writer, one at a time: on a disk
+// that stays unreadable, about one open(2) every 30 s once the backoff has
+// grown, plus one per settled edit.
 const (
 	RetryFirst = 250 * time.Millisecond
 	RetryMax   = 30 * time.Second
@@ -25,10 +27,7 @@ func (c *Core[T]) startReadLocked() <-chan struct{} {
 	}
 	if c.reading == nil {
 		c.reading = make(chan struct{})
-		if c.retry != nil {
-			c.retry.Stop() // this read replaces the timed one
-			c.retry = nil
-		}
+		c.retry.Stop() // this read replaces the timed one
 		go c.read(c.reading)
 	}
 	return c.reading
@@ -40,22 +39,8 @@ func (c *Core[T]) armRetryLocked() {
 	if c.stopped {
 		return
 	}
-	wait := max(c.backoff, RetryFirst)
-	c.backoff = min(2*wait, RetryMax)
-	// The callback starts the timed read, unless its timer was stopped or
-	// replaced meanwhile (a Stop too late to keep it from firing). It reads
-	// t under mu, which the assignment below holds. It runs on the timer's
-	// goroutine, which ends when it returns.
-	var t *time.Timer
-	t = time.AfterFunc(wait, func() {
-		c.mu.Lock()
-		defer c.mu.Unlock()
-		if c.retry == t {
-			c.retry = nil
-			c.startReadLocked()
-		}
-	})
-	c.retry = t
+	c.retry.Failed()
+	c.retry.Arm(c.mu, func() { c.startReadLocked() })
 }
 
 // stopRetry ends the timed reads, for Close: a read under way still ends
@@ -64,8 +49,5 @@ func (c *Core[T]) stopRetry() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.stopped = true
-	if c.retry != nil {
-		c.retry.Stop()
-		c.retry = nil
-	}
+	c.retry.Stop()
 }

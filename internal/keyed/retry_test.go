@@ -34,7 +34,7 @@ func newFlaky(err error) *flaky {
 	return &flaky{File: &fakefile.File[map[string]string]{Name: "/s/kv.json", Start: time.Now()}, start: time.Now(), err: err}
 }
 
-func (f *flaky) LoadContext(context.Context) (map[string]string, error) {
+func (f *flaky) Load(context.Context) (map[string]string, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads = append(f.reads, time.Since(f.start))

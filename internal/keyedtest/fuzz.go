@@ -35,7 +35,7 @@ func RemoveAll(t *testing.T, path string) {
 	entries, err := os.ReadDir(dir)
 	require.NoError(t, err)
 	for _, e := range entries {
-		if e.Name() == base || strings.HasPrefix(e.Name(), base+statefile.CorruptSuffix) {
+		if e.Name() == base || strings.HasPrefix(e.Name(), base+".corrupt-") {
 			if err := os.Remove(filepath.Join(dir, e.Name())); err != nil && !errors.Is(err, os.ErrNotExist) {
 				t.Error(err)
 			}

@@ -9,7 +9,11 @@
 // two separators keep an item's own parts apart from the list.
 package oneline
 
-import "strings"
+import (
+	"errors"
+	"io/fs"
+	"strings"
+)
 
 // Sep is what Fold puts between the lines of a text.
 const Sep = " | "
@@ -53,4 +57,19 @@ func Join(errs ...error) error {
 		return e[0]
 	}
 	return e
+}
+
+// Cause returns the text of err, a failure of the file at path, without
+// the path it repeats, on one line: "save: write temp file: no space left
+// on device" for "statefile: save /home/u/state.json: write temp file: no
+// space left on device". A report that lists paths shows each once so.
+func Cause(path string, err error) string {
+	if err == nil {
+		return "<nil>"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) && pe.Path == path && pe.Error() == err.Error() {
+		return Fold(strings.TrimPrefix(pe.Op, "statefile: ") + ": " + pe.Err.Error())
+	}
+	return Fold(strings.ReplaceAll(err.Error(), path+": ", ""))
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -44,4 +45,13 @@ func ExampleJoin() {
 	err := oneline.Join(errors.New("drafts: save: no space left on device"), errors.Join(errors.New("watch: a"), errors.New("watch: b")))
 	fmt.Println(err)
 	// Output: drafts: save: no space left on device | watch: a | watch: b
+}
+
+func TestCause(t *testing.T) {
+	p := "/home/u/state.json"
+	step := &fs.PathError{Op: "write", Path: "/home/u/.state.json123", Err: syscall.ENOSPC}
+	err := &fs.PathError{Op: "statefile: save", Path: p, Err: step}
+	assert.Equal(t, "save: write /home/u/.state.json123: no space left on device", oneline.Cause(p, err))
+	assert.Equal(t, "other: a", oneline.Cause(p, errors.New("other: "+p+": a")))
+	assert.Equal(t, "<nil>", oneline.Cause(p, nil))
 }

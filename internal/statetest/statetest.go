@@ -72,7 +72,7 @@ func CorruptNames(t testing.TB, dir, base string) []string {
 	t.Helper()
 	var aside []string
 	for _, name := range DirEntries(t, dir) {
-		if strings.HasPrefix(name, base+statefile.CorruptSuffix) {
+		if strings.HasPrefix(name, base+".corrupt-") {
 			aside = append(aside, name)
 		}
 	}
@@ -100,10 +100,30 @@ type PathError struct {
 
 func NewErrorLog() *ErrorLog { return &ErrorLog{} }
 
-func (l *ErrorLog) OnError(path string, err error) {
+// OnError is an Options.OnError: it notes err with the state file it
+// names.
+func (l *ErrorLog) OnError(err error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	l.got = append(l.got, PathError{path, err})
+	l.got = append(l.got, PathError{ErrPath(err), err})
+}
+
+// ErrPath returns the state file an error of statefile's OnError names:
+// the Path of its *statefile.CorruptError, *statefile.VersionError or
+// *fs.PathError, or "" for none.
+func ErrPath(err error) string {
+	var ce *statefile.CorruptError
+	var ve *statefile.VersionError
+	var pe *fs.PathError
+	switch {
+	case errors.As(err, &ce):
+		return ce.Path
+	case errors.As(err, &ve):
+		return ve.Path
+	case errors.As(err, &pe):
+		return pe.Path
+	}
+	return ""
 }
 
 // drain returns what was reported since the last drain. OnError runs
@@ -143,7 +163,7 @@ func ExpectRefused(t *testing.T, s *statefile.Store, f *statefile.File[string], 
 	if oldErr == nil {
 		var want string
 		require.NoError(t, json.Unmarshal(old, &want))
-		loaded, err := f.Load()
+		loaded, err := f.Load(context.Background())
 		assert.NoError(t, err)
 		assert.Equal(t, want, loaded, "Load returns the old value")
 	}
@@ -156,7 +176,7 @@ func ExpectSaved(t *testing.T, s *statefile.Store, f *statefile.File[string], lo
 	require.NoError(t, f.Save(v))
 	require.NoError(t, s.Flush(context.Background()))
 	assert.Empty(t, log.Drain(), "OnError calls")
-	got, err := f.Load()
+	got, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, v, got)
 	dir, base := filepath.Split(f.Path())

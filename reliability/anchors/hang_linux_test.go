@@ -113,9 +113,8 @@ func openDisk(t *testing.T, st *statefile.Store, path string, opts anchors.Optio
 // getWait is Get once the file's read has landed.
 func getWait(t *testing.T, s *anchors.Store, chat string) (anchors.Anchor, bool) {
 	t.Helper()
-	a, ok, err := s.GetContext(t.Context(), chat)
-	require.NoError(t, err, "GetContext")
-	return a, ok
+	require.NoError(t, s.Load(t.Context()), "the file's read")
+	return s.Get(chat)
 }
 
 // queueSave hands the store's unsaved edits to statefile now, as its

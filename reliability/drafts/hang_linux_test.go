@@ -71,8 +71,9 @@ func TestHungDiskGUIMethods(t *testing.T) {
 	fsys := faultfs.MountT(t)
 	path := filepath.Join(fsys.Dir(), "drafts.json")
 	st := keyedtest.NewStatefile(t)
-	s, err := drafts.OpenContext(t.Context(), st, path, drafts.Options{Watch: true})
+	s, err := drafts.Open(st, path, drafts.Options{Watch: true})
 	require.NoError(t, err)
+	require.NoError(t, s.Load(t.Context()))
 	t.Cleanup(func() { closeBounded(t, s) })
 	hang := fsys.Hang(faultfs.Fsync, faultfs.Base("drafts.json"))
 	t.Cleanup(hang.Release) // runs before the statefile.Store's Close

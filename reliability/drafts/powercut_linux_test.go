@@ -50,7 +50,10 @@ func (w *pcWriter) Close(ctx context.Context) error {
 
 func pcOpen(dir string) (powercut.Writer, int, error) {
 	st := statefile.NewStore(statefile.Options{})
-	d, err := drafts.OpenContext(context.Background(), st, filepath.Join(dir, pcName), drafts.Options{})
+	d, err := drafts.Open(st, filepath.Join(dir, pcName), drafts.Options{})
+	if err == nil {
+		err = d.Load(context.Background())
+	}
 	if d == nil {
 		return nil, 0, errors.Join(err, st.Close(context.Background()))
 	}

@@ -35,7 +35,7 @@ func TestHungDiskPolledLoads(t *testing.T) {
 		}
 	}()
 	first, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
-	_, err = f.LoadContext(first)
+	_, err = f.Load(first)
 	cancel()
 	require.ErrorIs(t, err, context.DeadlineExceeded)
 	<-h.Blocked() // the writer is inside the read's close(2)
@@ -43,14 +43,14 @@ func TestHungDiskPolledLoads(t *testing.T) {
 	const polls = 500
 	for range polls {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Millisecond)
-		_, err := f.LoadContext(ctx)
+		_, err := f.Load(ctx)
 		cancel()
 		require.ErrorIs(t, err, context.DeadlineExceeded, "a Load on the hung disk")
 	}
 
 	h.Release()
 	released = true
-	v, err := f.Load()
+	v, err := f.Load(context.Background())
 	require.NoError(t, err)
 	assert.Equal(t, "before the hang", v)
 	require.NoError(t, s.Close(context.Background()))

@@ -35,7 +35,7 @@ func TestNoFlockFilesystem(t *testing.T) {
 				require.NoError(t, f.Save(i))
 				assert.NoError(t, f.Flush(context.Background()), "save %d without locks", i)
 			}
-			v, err := f.Load()
+			v, err := f.Load(context.Background())
 			require.NoError(t, err)
 			assert.Equal(t, 4, v)
 			require.NoError(t, s.Close(context.Background()))
@@ -46,7 +46,7 @@ func TestNoFlockFilesystem(t *testing.T) {
 			s2 := statefile.NewStore(statefile.Options{})
 			f2, err := statefile.Open[int](s2, path)
 			require.NoError(t, err)
-			_, err = f2.Load() // behind the sweep
+			_, err = f2.Load(context.Background()) // behind the sweep
 			require.NoError(t, err)
 			require.NoError(t, s2.Close(context.Background()))
 			assert.NoFileExists(t, leftover, "with locks, the sweep takes a dead temp file")

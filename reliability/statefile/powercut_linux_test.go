@@ -73,7 +73,7 @@ func storeSubject(opts statefile.Options) powercut.Subject {
 				return nil, 0, err
 			}
 			w := &storeWriter{st: st, f: f}
-			v, err := f.Load()
+			v, err := f.Load(context.Background())
 			switch {
 			case errors.Is(err, fs.ErrNotExist):
 				return w, 0, nil
@@ -179,7 +179,7 @@ func TestPowerCutNewDirectory(t *testing.T) {
 		st = statefile.NewStore(statefile.Options{})
 		f, err = statefile.Open[pcValue](st, path)
 		require.NoError(t, err)
-		v, err := f.Load()
+		v, err := f.Load(context.Background())
 		if assert.NoError(t, err, "cut %d: load after an acknowledged save", i) {
 			assert.Equal(t, newPCValue(1), v, "cut %d: got/want", i)
 		}

@@ -106,14 +106,14 @@ func Open(dir string, opts Options) (*State, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, err
 	}
-	s := &State{Hook: flush.New(quitTimeout)}
+	s := &State{Hook: flush.New(flush.Options{Timeout: quitTimeout})}
 	recovered := func(path string) {
 		if opts.OnRecovered != nil {
 			opts.OnRecovered(path)
 		}
 	}
 	s.st = statefile.NewStore(statefile.Options{
-		OnError: func(_ string, err error) {
+		OnError: func(err error) {
 			if opts.OnError != nil {
 				opts.OnError(err)
 			}

@@ -39,7 +39,7 @@ func quit(t *testing.T, s *testState) {
 	s.quit = true
 	var stopped bool
 	rep := s.Quit(func() { stopped = true })
-	require.True(t, rep.Drained, "flush report: %v", rep)
+	require.True(t, rep.Saved, "flush report: %v", rep)
 	require.True(t, stopped, "Quit ran stop")
 }
 

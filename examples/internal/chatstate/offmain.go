@@ -32,11 +32,11 @@ func openOffmain(st *statefile.Store, dir string, notes *[]string, recovered fun
 	defer cancel()
 	s := &offmainSaver{closed: make(chan struct{})}
 	var err error
-	s.drafts, err = drafts.OpenContext(ctx, st, filepath.Join(dir, draftsFile), drafts.Options{})
-	if s.drafts == nil {
+	s.drafts, err = drafts.Open(st, filepath.Join(dir, draftsFile), drafts.Options{})
+	if err != nil {
 		return nil, err
 	}
-	if err != nil {
+	if err := s.drafts.Load(ctx); err != nil {
 		*notes = append(*notes, err.Error())
 	}
 	s.anchors, err = anchors.Open(st, filepath.Join(dir, anchorsFile), anchors.Options{})
@@ -46,8 +46,8 @@ func openOffmain(st *statefile.Store, dir string, notes *[]string, recovered fun
 	if err := s.anchors.Load(ctx); err != nil {
 		*notes = append(*notes, err.Error())
 	}
-	s.tellWhenRead(s.drafts.Loaded(), s.drafts.Path(), recovered)
-	s.tellWhenRead(s.anchors.Loaded(), s.anchors.Path(), recovered)
+	s.tellWhenRead(s.drafts.Loaded(), filepath.Join(dir, draftsFile), recovered)
+	s.tellWhenRead(s.anchors.Loaded(), filepath.Join(dir, anchorsFile), recovered)
 	return s, nil
 }
 

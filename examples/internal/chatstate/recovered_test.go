@@ -31,8 +31,8 @@ func waitFor[T any](t *testing.T, ch <-chan T, what string) T {
 // at the file's name: rename(2) over it fails, for root too) reaches
 // OnError, and once the directory is gone statefile's retry lands and
 // OnRecovered names the file; a drafts file that could not be read at Open
-// (a directory again) is a note, and once it can be read OnRecovered names
-// it, and the draft typed meanwhile is saved.
+// (a directory again) is a note and reaches OnError too, and once it can be
+// read OnRecovered names it, and the draft typed meanwhile is saved.
 func TestRecoveredAfterFailures(t *testing.T) {
 	dir := t.TempDir()
 	draftsAt := filepath.Join(dir, draftsFile)
@@ -44,6 +44,8 @@ func TestRecoveredAfterFailures(t *testing.T) {
 		OnRecovered: func(path string) { recovered <- path }})
 	require.NoError(t, err)
 	require.NotEmpty(t, s.Notes, "notes: want what the drafts read met")
+	assert.ErrorContains(t, waitFor(t, failed, "OnError for the drafts file that cannot be read"), draftsAt,
+		"the drafts read's failure takes the Store's one route to the app")
 
 	require.NoError(t, s.Saves.SetDraft("general", "typed while unreadable"))
 	require.NoError(t, os.RemoveAll(draftsAt))
@@ -57,7 +59,7 @@ func TestRecoveredAfterFailures(t *testing.T) {
 	assert.Equal(t, transcript, waitFor(t, recovered, "OnRecovered after the transcript's retry landed"))
 
 	rep := s.Quit(func() {})
-	require.True(t, rep.Drained, "flush report: %v", rep)
+	require.True(t, rep.Saved, "flush report: %v", rep)
 	b, err := os.ReadFile(draftsAt)
 	require.NoError(t, err)
 	assert.Contains(t, string(b), "typed while unreadable", "drafts.json: want the draft typed while it could not be read")

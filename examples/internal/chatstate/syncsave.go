@@ -102,8 +102,8 @@ func (s *syncSaver) SetDraft(chat, text string) error {
 	return writeSync(path, draftsData{Version: 1, Drafts: s.drafts})
 }
 
-// maxAnchors matches anchors.DefaultMax.
-const maxAnchors = anchors.DefaultMax
+// maxAnchors matches anchors.Options.Max's default.
+const maxAnchors = 500
 
 func (s *syncSaver) SetAnchor(chat string, a anchors.Anchor) error {
 	if a.UpdatedAt.IsZero() {

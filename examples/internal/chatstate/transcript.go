@@ -51,7 +51,7 @@ func openTranscripts(st *statefile.Store, dir string, chats []string, notes *[]s
 			return nil, err
 		}
 		t.files[c] = f
-		d, err := f.LoadContext(ctx)
+		d, err := f.Load(ctx)
 		switch {
 		case err == nil, errors.Is(err, fs.ErrNotExist):
 		case errors.Is(err, statefile.ErrCorrupt):

@@ -96,14 +96,14 @@ func (w *Watcher) watch() {
 				continue
 			}
 			w.printf("%v again while quitting: exiting now\n", s)
-			os.Exit(flush.ExitCode(s))
+			os.Exit(exitCode(s))
 		case <-ui:
 			stuck.Stop()
 			ui = nil
 		case <-stuck.C:
 			w.printf("the UI did not end within %v: flushing from here\n", w.opts.Stuck)
 			fmt.Fprintln(os.Stderr, w.opts.Flush())
-			os.Exit(flush.ExitCode(w.first))
+			os.Exit(exitCode(w.first))
 		case <-w.done:
 			return
 		}
@@ -140,10 +140,20 @@ func (w *Watcher) End(rep flush.Report, dir string, err error) int {
 	w.printf("state in %s\n", dir)
 	switch {
 	case sig != nil:
-		return flush.ExitCode(sig)
+		return exitCode(sig)
 	case err != nil:
 		w.printf("%v\n", err)
 		return 1
 	}
 	return 0
+}
+
+// exitCode is the status a process that quits on sig exits with: 128 plus
+// the signal number, as shells report a death by signal (bash(1), "EXIT
+// STATUS"), or 1 for a signal without a number.
+func exitCode(sig os.Signal) int {
+	if s, ok := sig.(syscall.Signal); ok {
+		return 128 + int(s)
+	}
+	return 1
 }

@@ -21,7 +21,7 @@ func TestEndWithoutSignal(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w := Watch(Options{Name: "test", Quit: func(os.Signal) {}})
-			assert.Equal(t, tc.want, w.End(flush.Report{Drained: true}, t.TempDir(), tc.err))
+			assert.Equal(t, tc.want, w.End(flush.Report{Saved: true, Stopped: true}, t.TempDir(), tc.err))
 		})
 	}
 }

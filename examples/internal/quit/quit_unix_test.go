@@ -39,7 +39,7 @@ func TestFirstSignalAsksUIToQuit(t *testing.T) {
 	case <-timer.C:
 		t.Fatal("Quit not called within 10s of SIGTERM")
 	}
-	assert.Equal(t, 128+int(syscall.SIGTERM), w.End(flush.Report{Drained: true}, t.TempDir(), nil))
+	assert.Equal(t, 128+int(syscall.SIGTERM), w.End(flush.Report{Saved: true, Stopped: true}, t.TempDir(), nil))
 }
 
 // TestSecondSignalExits: Ctrl-C again while quitting exits at once with
@@ -75,12 +75,12 @@ func TestLogoutKeepsQuitting(t *testing.T) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		<-ended
 		w.UIEnded()
-		os.Exit(w.End(flush.Report{Drained: true}, os.TempDir(), nil))
+		os.Exit(w.End(flush.Report{Saved: true, Stopped: true}, os.TempDir(), nil))
 	}
 	code, stderr := runChild(t, "TestLogoutKeepsQuitting", "logout", nil)
 	assert.Equal(t, 128+int(syscall.SIGTERM), code, "exit status: got/want; stderr: %s", stderr)
 	assert.Contains(t, stderr, "child: hangup while quitting on terminated: still quitting")
-	assert.Contains(t, stderr, flush.Report{Drained: true}.String())
+	assert.Contains(t, stderr, flush.Report{Saved: true, Stopped: true}.String())
 }
 
 // TestIgnoredHangupStaysIgnored: started with SIGHUP ignored, as nohup
@@ -102,7 +102,7 @@ func TestIgnoredHangupStaysIgnored(t *testing.T) {
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		<-asked
 		w.UIEnded()
-		os.Exit(w.End(flush.Report{Drained: true}, os.TempDir(), nil))
+		os.Exit(w.End(flush.Report{Saved: true, Stopped: true}, os.TempDir(), nil))
 	}
 	// sh's trap '' HUP sets SIGHUP to ignored, and exec keeps it so
 	// (execve(2)), which is what nohup(1) does.
@@ -115,14 +115,14 @@ func TestIgnoredHangupStaysIgnored(t *testing.T) {
 func TestStuckUIIsFlushed(t *testing.T) {
 	if os.Getenv(childEnv) == "stuck" {
 		Watch(Options{Name: "child", Quit: func(os.Signal) {}, Stuck: time.Millisecond,
-			Flush: func() flush.Report { return flush.Report{Drained: true} }})
+			Flush: func() flush.Report { return flush.Report{Saved: true, Stopped: true} }})
 		_ = syscall.Kill(os.Getpid(), syscall.SIGTERM)
 		hang() // the UI never ends; the watcher exits the process
 	}
 	code, stderr := runChild(t, "TestStuckUIIsFlushed", "stuck", nil)
 	assert.Equal(t, 128+int(syscall.SIGTERM), code)
 	assert.Contains(t, stderr, "child: the UI did not end within 1ms: flushing from here")
-	assert.Contains(t, stderr, flush.Report{Drained: true}.String())
+	assert.Contains(t, stderr, flush.Report{Saved: true, Stopped: true}.String())
 }
 
 // hang blocks the child until the watcher exits it; if it does not, the

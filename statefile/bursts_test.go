@@ -76,7 +76,7 @@ func TestSettler(t *testing.T) {
 		{"per path, sorted", map[string][]int{"b": {0}, "a": {10}, "c": {90}}, 110, []string{"a", "b"}, 190},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			st := newSettler(100*time.Millisecond, time.Second)
+			st := newBursts(100*time.Millisecond, time.Second)
 			for p, times := range tc.pokes {
 				for _, ms := range times {
 					st.poke(p, at(ms))

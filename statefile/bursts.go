@@ -19,38 +19,38 @@ const (
 	settleMax   = time.Second
 )
 
-// settler turns a stream of events per path into one check per burst. The
+// bursts turns a stream of events per path into one check per burst. The
 // rule (quiet after the last event, but no later than max after the first)
-// is settle.Burst's, the one drafts and anchors save by; the settler only
+// is settle.Burst's, the one drafts and anchors save by; it only
 // keeps a burst per path. It does no I/O and reads no clock: the watch loop
 // passes the time in, so its rules are tested without timers. It is owned
 // by one goroutine.
-type settler struct {
-	rule   settle.Options
-	bursts map[string]settle.Burst // paths with events not yet checked
+type bursts struct {
+	rule settle.Options
+	open map[string]settle.Burst // paths with events not yet checked
 }
 
-func newSettler(quiet, max time.Duration) *settler {
-	return &settler{
-		rule:   settle.Options{Settle: quiet, MaxWait: max},
-		bursts: make(map[string]settle.Burst),
+func newBursts(quiet, max time.Duration) *bursts {
+	return &bursts{
+		rule: settle.Options{Settle: quiet, MaxWait: max},
+		open: make(map[string]settle.Burst),
 	}
 }
 
 // poke records an event for path at now.
-func (st *settler) poke(path string, now time.Time) {
-	b := st.bursts[path]
+func (st *bursts) poke(path string, now time.Time) {
+	b := st.open[path]
 	b.Add(now)
-	st.bursts[path] = b
+	st.open[path] = b
 }
 
 // due removes and returns, sorted, the paths whose burst is due at now.
-func (st *settler) due(now time.Time) []string {
+func (st *bursts) due(now time.Time) []string {
 	var paths []string
-	for p, b := range st.bursts {
+	for p, b := range st.open {
 		if !b.Due(st.rule).After(now) {
 			paths = append(paths, p)
-			delete(st.bursts, p)
+			delete(st.open, p)
 		}
 	}
 	slices.Sort(paths)
@@ -58,9 +58,9 @@ func (st *settler) due(now time.Time) []string {
 }
 
 // next returns the earliest time a burst is due, and false when none waits.
-func (st *settler) next() (time.Time, bool) {
+func (st *bursts) next() (time.Time, bool) {
 	var at time.Time
-	for _, b := range st.bursts {
+	for _, b := range st.open {
 		if d := b.Due(st.rule); at.IsZero() || d.Before(at) {
 			at = d
 		}
