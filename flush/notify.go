@@ -3,6 +3,7 @@ package flush
 import (
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"syscall"
 )
@@ -23,7 +24,7 @@ var defaultSignals = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 // Only the same key pressed twice gives up on the disk: a second SIGINT
 // after a SIGINT (Ctrl-C, Ctrl-C), or SIGQUIT after SIGQUIT, while the exit is
 // under way exits at once with 128+that signal. Any other signal meanwhile
-// is noted on standard error and the flush runs to its end: a session's
+// is noted with the report and the exit runs to its end: a session's
 // logout sends SIGTERM and then, at once, SIGHUP (systemd-logind's session
 // scopes have SendSIGHUP=yes, see systemd.kill(5)), and a service manager
 // may repeat SIGTERM.
@@ -95,17 +96,21 @@ func (h *Hook) watch(c <-chan os.Signal, quit <-chan struct{}) {
 		return
 	}
 	reports := make(chan Report, 1)
+	var notes strings.Builder // the signals that came meanwhile
 	go func() { reports <- h.Exit() }()
 	exit := h.exitFunc()
 	for {
 		select {
 		case r := <-reports:
+			fmt.Fprint(h.output(), notes.String())
 			fmt.Fprintln(h.output(), r.format(fmt.Sprintf("flush: %v: ", first)))
 			exit(exitCode(first))
 			return
 		case again := <-c:
 			if again != first || !interactive(again) {
-				fmt.Fprintf(h.output(), "flush: %v while quitting on %v: still waiting for the disk\n", again, first)
+				// Written with the report, once the stoppers have
+				// returned: a terminal toolkit may still own the screen.
+				fmt.Fprintf(&notes, "flush: %v while quitting on %v: went on to the end\n", again, first)
 				continue
 			}
 			fmt.Fprintf(h.output(), "flush: %v: second signal, exiting without waiting for the disk\n", again)

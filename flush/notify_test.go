@@ -185,7 +185,7 @@ func TestNotifyOtherSecondSignalWaits(t *testing.T) {
 				e := <-f.exits
 				assert.Equal(t, exitCode(tt.first), e.code, "exit status: got, want the first signal's")
 				assert.Equal(t, time.Second, e.at.Sub(start), "exit once the flush drained, not at the second signal")
-				want := fmt.Sprintf("flush: %v while quitting on %v: still waiting for the disk\n"+
+				want := fmt.Sprintf("flush: %v while quitting on %v: went on to the end\n"+
 					"flush: %v: saved 1/1 in 1s\n", tt.second, tt.first, tt.first)
 				assert.Equal(t, want, f.stderr())
 			})

@@ -4,7 +4,6 @@ package statefile
 
 import (
 	"errors"
-	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -20,13 +19,25 @@ import (
 // one claim in ten was lost so. flock(2) works on a directory opened
 // read-only, and like every flock lock it dies with its process.
 
-// dirLock is a held directory lock; release ends it. A nil dirLock (no
-// lock held) may be released.
-type dirLock struct{ f *os.File }
+// dirLock is a held directory lock, a descriptor of the directory of its
+// own; release ends it. A nil dirLock (no lock held) may be released.
+type dirLock struct{ fd int }
 
 func (l *dirLock) release() {
 	if l != nil {
-		l.f.Close() // closing the only descriptor drops the flock
+		unix.Close(l.fd) // closing the only descriptor drops the flock
+	}
+}
+
+// openDir opens dir for a lock or an fsync. It is a raw descriptor, not an
+// *os.File: the save path makes no call the Go runtime's poller adds
+// (fcntl(2) and epoll_ctl(2) at each open, and again at each Fd).
+func openDir(dir string) (int, error) {
+	for {
+		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
 	}
 }
 
@@ -37,15 +48,15 @@ func (l *dirLock) release() {
 // descriptor: EBADF) it returns nil, and the save goes on as before: the
 // sweep there cannot lock the directory either, and removes nothing.
 func lockDirShared(dir string) *dirLock {
-	f, err := os.Open(dir)
+	fd, err := openDir(dir)
 	if err != nil {
 		return nil
 	}
-	if err := flockRetry(f, unix.LOCK_SH); err != nil {
-		f.Close()
+	if err := flockRetry(fd, unix.LOCK_SH); err != nil {
+		unix.Close(fd)
 		return nil
 	}
-	return &dirLock{f: f}
+	return &dirLock{fd: fd}
 }
 
 // lockDirSweep takes the sweep's exclusive lock on dir without waiting. It
@@ -53,24 +64,24 @@ func lockDirShared(dir string) *dirLock {
 // claiming its temp file) or the directory cannot be locked: the sweep then
 // removes nothing, and the next first Open sweeps again.
 func lockDirSweep(dir string) *dirLock {
-	f, err := os.Open(dir)
+	fd, err := openDir(dir)
 	if err != nil {
 		return nil
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
-		f.Close()
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		unix.Close(fd)
 		return nil
 	}
-	return &dirLock{f: f}
+	return &dirLock{fd: fd}
 }
 
 // flockRetry is a blocking flock that retries when a signal interrupts it
 // (flock(2): EINTR "While waiting to acquire a lock, the call was
 // interrupted by delivery of a signal"; Go's runtime sends SIGURG for
 // preemption).
-func flockRetry(f *os.File, how int) error {
+func flockRetry(fd, how int) error {
 	for {
-		err := unix.Flock(int(f.Fd()), how)
+		err := unix.Flock(fd, how)
 		if !errors.Is(err, unix.EINTR) {
 			return err
 		}

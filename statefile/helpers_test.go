@@ -1,7 +1,6 @@
 package statefile
 
 import (
-	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -150,21 +149,4 @@ func osPerm(perm fs.FileMode, dir bool) fs.FileMode {
 		return 0o777
 	}
 	return 0o666
-}
-
-// errPath returns the state file an error OnError got names: the Path of
-// its *fs.PathError, *CorruptError or *VersionError.
-func errPath(err error) string {
-	var pe *fs.PathError
-	var ce *CorruptError
-	var ve *VersionError
-	switch {
-	case errors.As(err, &ce):
-		return ce.Path
-	case errors.As(err, &ve):
-		return ve.Path
-	case errors.As(err, &pe):
-		return pe.Path
-	}
-	return ""
 }

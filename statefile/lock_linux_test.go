@@ -86,7 +86,7 @@ func claimChild(t *testing.T, path string) {
 	var out childOut
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o600)
 	require.NoError(t, err)
-	claim, err := claimTemp(f)
+	claim, err := claimTemp(int(f.Fd()))
 	require.NoError(t, err)
 	require.GreaterOrEqual(t, claim, 0, "claimed on a filesystem with locks")
 	out.say("claimed")

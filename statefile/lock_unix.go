@@ -25,8 +25,11 @@ func openLockFile(name string, perm fs.FileMode) (*os.File, error) {
 // ENOSYS (a FUSE server's answer to FUSE_SETLK reaches flock(2) as is:
 // fuse_setlk in fs/fuse/file.c); the error then matches
 // errors.ErrUnsupported as well as the errno.
-func tryLock(f *os.File) error {
-	err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+func tryLock(f *os.File) error { return flockNB(int(f.Fd())) }
+
+// flockNB is tryLock of a raw descriptor.
+func flockNB(fd int) error {
+	err := retryEINTR(func() error { return unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB) })
 	switch {
 	case err == nil:
 		return nil

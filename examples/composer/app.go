@@ -50,6 +50,7 @@ func openApp(cfg config.Config, send func(tea.Msg)) (*app, error) {
 		send = func(msg tea.Msg) { a.prog.Send(msg) }
 	}
 	a.agents = newAgentSet(cfg, send)
+	a.state.Hook.AddStop("agents", flush.Func(a.agents.StopAll)) // at exit only: a quit the person cancels keeps them
 	if cfg.ProbePath != "" {
 		p, err := openProbe(cfg.ProbePath)
 		if err != nil {
@@ -79,7 +80,8 @@ func (a *app) newModel() *model {
 }
 
 // program returns the bubbletea program over in and out, wrapped for the
-// typing probe. Signals are the app's (quit.Watch in run), not bubbletea's.
+// typing probe. Signals are the app's (the hook's Notify in run), not
+// bubbletea's.
 func (a *app) program(in io.Reader, out io.Writer) *tea.Program {
 	a.hangup = &hangup{}
 	a.prog = tea.NewProgram(a.model,
@@ -93,15 +95,22 @@ func (a *app) program(in io.Reader, out io.Writer) *tea.Program {
 	return a.prog
 }
 
-// shutdown is the quit path after the program has ended: agents are told to
-// stop while the flush hook drains every store under its 2 s deadline, then
-// the stores and the probe close. It returns the hook's report.
+// shutdown is the quit path once the program has ended: the hook's Exit
+// stops the agents while it drains every store under its 2 s deadline (an
+// Exit a signal started is joined), then the stores and the probe close.
+// It returns the hook's report.
 func (a *app) shutdown() flush.Report {
-	rep := a.state.Quit(a.agents.StopAll)
+	rep := a.state.Hook.Exit()
+	a.state.Close()
+	a.closeProbe()
+	return rep
+}
+
+// closeProbe writes and closes the typing probe's file, if any.
+func (a *app) closeProbe() {
 	if p := a.probe.p.Swap(nil); p != nil {
 		if err := p.close(); err != nil {
 			fmt.Fprintln(os.Stderr, "composer:", err)
 		}
 	}
-	return rep
 }

@@ -60,7 +60,7 @@ func TestEndToEndUnderTmux(t *testing.T) {
 	status, screen, err := srv.WaitExit(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, status)
-	assert.Contains(t, screen, "flush: saved 3/3", "the hook's report printed at quit")
+	assert.Contains(t, screen, "saved 3/3", "the hook's report printed at quit")
 	assert.Equal(t, map[string]string{"general": "hi e2e"}, diskDrafts(t, state))
 
 	f, err := os.Open(probe)
@@ -88,5 +88,5 @@ func TestEndToEndUnderTmux(t *testing.T) {
 	status, screen, err = srv.WaitExit(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 128+int(syscall.SIGTERM), status)
-	assert.Contains(t, screen, "flush: saved 3/3")
+	assert.Contains(t, screen, "saved 3/3")
 }

@@ -175,7 +175,7 @@ func (a *ptyApp) assertQuit(status int, draft string) {
 	assert.Equal(t, status, a.cmd.ProcessState.ExitCode(), "exit status")
 	stderr, err := os.ReadFile(filepath.Join(filepath.Dir(a.state), "stderr"))
 	require.NoError(t, err)
-	assert.Contains(t, string(stderr), "flush: saved 3/3", "the hook's report")
+	assert.Contains(t, string(stderr), "saved 3/3", "the hook's report")
 	assert.Equal(t, map[string]string{"general": draft}, diskDrafts(t, a.state), "drafts on disk")
 	for _, pid := range a.agents {
 		assert.NoError(t, processGone(pid), "agent %d", pid)

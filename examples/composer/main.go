@@ -9,8 +9,15 @@
 // started through qos.Start at the Agent tier with the mode from OFFMAIN_QOS;
 // its output streams into the transcript and the status line shows the tier
 // qos.Inspect reads back. Quitting (ctrl+c, or SIGINT, SIGTERM or SIGHUP from
-// outside, or the terminal going away) runs a flush.Hook with a 2 s deadline
-// and prints its report.
+// outside, or the terminal going away) runs a flush.Hook's Exit with a 2 s
+// deadline and prints its report once the terminal is restored.
+//
+// This is the wiring flush's documentation points to for a toolkit that
+// owns the terminal: the program runs without bubbletea's own signal
+// handler, the hook's Notify takes SIGINT, SIGTERM and SIGHUP, and the
+// program's Kill is a stopper of the hook, so a signal's exit restores the
+// terminal (the alternate screen left, cooked mode back) before Notify
+// writes the report and exits.
 //
 // With -sync-saves the app saves drafts and scroll places the way apps do
 // today instead: a temp-file-and-rename write on the UI loop, per change.
@@ -24,18 +31,17 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
-	"sync"
-	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/charmbracelet/x/term"
 
 	"github.com/offmain/offmain/examples/internal/agent"
 	"github.com/offmain/offmain/examples/internal/config"
-	"github.com/offmain/offmain/examples/internal/quit"
+	"github.com/offmain/offmain/flush"
 	"github.com/offmain/offmain/qos"
 )
 
@@ -50,17 +56,13 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-// uiStuck is how long the UI loop may take to end after a signal before the
-// signal's watcher runs the quit path itself.
-const uiStuck = 500 * time.Millisecond
-
 // errHangup ends a run whose terminal went away without a SIGHUP (see
 // hangup).
 var errHangup = errors.New("the terminal hung up")
 
 // run runs the app and returns its exit status: 0, 2 for a bad command line,
-// 1 when it could not run or its terminal went away (129 if SIGHUP came
-// too), 128+n when signal n quit it.
+// 1 when it could not run or its terminal went away; a signal's exit ends
+// the process with 128+signal inside the hook's Notify.
 func run(args []string) int {
 	cfg, err := config.Parse(args, os.Getenv, os.Stderr, config.Options{
 		Name: "composer", Summary: "A terminal chat app that keeps drafts and scroll places with offmain.",
@@ -80,20 +82,41 @@ func run(args []string) int {
 	in, closeIn := terminalInput()
 	defer closeIn()
 	p := a.program(in, os.Stdout)
-	// SIGINT, SIGTERM and SIGHUP end the program, so the quit path (and its
-	// flush) runs. Kill, not Quit: Program.Send (Quit) waits until the UI
-	// loop takes the message, and a loop stuck in a write to a terminal that
-	// stopped reading never does, which left the watcher stuck and every
-	// later signal unheard. Past uiStuck the watcher runs the quit path.
-	shutdown := sync.OnceValue(a.shutdown)
-	w := quit.Watch(quit.Options{Name: "composer", Quit: func(os.Signal) { p.Kill() },
-		Stuck: uiStuck, Flush: shutdown})
+	// The program is a stopper: a signal's exit asks it to quit, which
+	// restores the terminal, and waits for Run to return before the report
+	// is written. Quit waits until the UI loop takes the message, so it is
+	// sent from a goroutine of its own: a loop stuck in a write to a
+	// terminal that stopped reading never takes it, and the goroutine ends
+	// with the program (Program.Send returns once the program's context
+	// ends). Not Kill: it skips the wait for the input reader, which then
+	// reads from a closed descriptor (bubbletea v1.3.10, shutdown).
+	ended := make(chan struct{})
+	a.state.Hook.AddStop("ui", flush.Func(func(ctx context.Context) error {
+		go p.Quit()
+		select {
+		case <-ended:
+			a.closeProbe()
+			return nil
+		case <-ctx.Done():
+			return fmt.Errorf("the UI did not end: %w", ctx.Err())
+		}
+	}))
+	stop := a.state.Hook.Notify()
 	_, runErr := p.Run()
-	w.UIEnded()
-	if a.hangup.gone.Load() && errors.Is(runErr, tea.ErrProgramKilled) {
-		runErr = errHangup
+	close(ended)
+	rep := a.shutdown()
+	stop() // a signal's exit, if one is under way, ends the process here
+	fmt.Fprintln(os.Stderr, rep)
+	fmt.Fprintf(os.Stderr, "composer: state in %s\n", cfg.Dir)
+	switch {
+	case a.hangup.gone.Load() && errors.Is(runErr, tea.ErrProgramKilled):
+		fmt.Fprintln(os.Stderr, "composer:", errHangup)
+		return 1
+	case runErr != nil:
+		fmt.Fprintln(os.Stderr, "composer:", runErr)
+		return 1
 	}
-	return w.End(shutdown(), cfg.Dir, runErr)
+	return 0
 }
 
 // terminalInput returns the terminal to read keys from: stdin, or, when

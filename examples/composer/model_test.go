@@ -146,9 +146,9 @@ func TestQuitRunsHookOverEveryStore(t *testing.T) {
 			for _, it := range rep.Items {
 				names = append(names, it.Name)
 			}
-			want := []string{"drafts", "anchors", "transcripts"}
+			want := []string{"drafts", "anchors", "transcripts", "agents"}
 			if mode.sync {
-				want = []string{"transcripts"} // drafts and anchors are on disk already
+				want = []string{"transcripts", "agents"} // drafts and anchors are on disk already
 			}
 			assert.Equal(t, want, names)
 			assert.True(t, strings.HasPrefix(rep.String(), "flush: saved"), rep.String())

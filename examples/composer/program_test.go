@@ -71,7 +71,7 @@ func TestProgramTypingProbeAndQuit(t *testing.T) {
 	require.NoError(t, err)
 	rep := a.shutdown()
 	assert.True(t, rep.Saved, "flush report: %v", rep)
-	assert.Len(t, rep.Items, 3)
+	assert.Len(t, rep.Items, 4, "drafts, anchors, transcripts and the agents")
 	assert.Equal(t, map[string]string{"general": "abc"}, diskDrafts(t, dir), "drafts on disk after quit")
 	assert.False(t, errors.Is(err, tea.ErrProgramKilled))
 }

@@ -21,8 +21,10 @@ import (
 	"io/fs"
 	"log"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"fyne.io/fyne/v2"
@@ -95,6 +97,9 @@ func run() int {
 		text.SetText(saved.Text)
 	}
 	trace := os.Getenv(traceEnv) == "1"
+	if trace {
+		traceSignals()
+	}
 	text.OnChanged = func(s string) {
 		d.Set(tab, s) // an enqueue: never waits on the disk
 		if trace {
@@ -126,10 +131,11 @@ func run() int {
 		}()
 	})
 	w.ShowAndRun()
-	// The window is gone: the report can only reach a log. This Run saves
-	// what was typed during the close's flush; on a signal's quit it joins
-	// the flush Notify runs, and Notify exits the process.
-	log.Print(hook.Run())
+	// The window is gone: the app exits, and the report can only reach a
+	// log. This Exit saves what was typed during the close's flush and runs
+	// the stoppers; on a signal's quit it joins the Exit Notify runs, and
+	// Notify exits the process.
+	log.Print(hook.Exit())
 	return 0
 }
 
@@ -152,4 +158,24 @@ func holdUntil(path string) flush.Func {
 			}
 		}
 	}
+}
+
+// traceSignals prints each SIGTERM and SIGHUP the app gets (with
+// traceEnv), so that a test knows one arrived while the quit's flush
+// runs: Notify notes it only with its report. A signal ignored at start
+// stays so.
+func traceSignals() {
+	var sigs []os.Signal
+	for _, s := range []os.Signal{syscall.SIGTERM, syscall.SIGHUP} {
+		if !signal.Ignored(s) {
+			sigs = append(sigs, s)
+		}
+	}
+	c := make(chan os.Signal, 2)
+	signal.Notify(c, sigs...)
+	go func() { // ends with the process
+		for s := range c {
+			fmt.Fprintf(os.Stderr, "signal: %v\n", s)
+		}
+	}()
 }

@@ -46,6 +46,7 @@ func openApp(cfg config.Config) (*app, error) {
 		Mode: cfg.Mode, Command: cfg.AgentCmd, Send: a.inbox.post,
 		StandInEnv: workerEnv, HideEnv: []string{config.ProbeEnv},
 	})
+	a.state.Hook.AddStop("agents", flush.Func(a.agents.StopAll)) // at exit only
 	if cfg.ProbePath != "" {
 		a.probe = &probe{path: cfg.ProbePath}
 	}
@@ -56,11 +57,12 @@ func openApp(cfg config.Config) (*app, error) {
 	return a, nil
 }
 
-// shutdown is the quit path once the window is gone: agents are told to
-// stop while the flush hook drains every store under its 2 s deadline, then
-// the stores close and the probe writes its file.
+// shutdown is the quit path once the window is gone: the hook's Exit stops
+// the agents while it drains every store under its 2 s deadline, then the
+// stores close and the probe writes its file.
 func (a *app) shutdown() flush.Report {
-	rep := a.state.Quit(a.agents.StopAll)
+	rep := a.state.Hook.Exit()
+	a.state.Close()
 	if err := a.probe.write(); err != nil {
 		os.Stderr.WriteString("offmain-gui: typing probe: " + err.Error() + "\n")
 	}

@@ -189,7 +189,7 @@ func requireExit(t *testing.T, r *appRun, want int) {
 		t.Fatalf("the app did not exit; its goroutines:\n%s", r.stderr)
 	}
 	require.Equal(t, want, r.cmd.ProcessState.ExitCode(), "exit status: got/want\n%s", r.stderr)
-	assert.Contains(t, r.stderr.String(), "flush: drained 3/3", "the flush hook's report: want every store drained")
+	assert.Contains(t, r.stderr.String(), "flush: saved 3/3", "the flush hook's report: want every store drained")
 }
 
 // lockedBuffer is the app's stderr; it closes ready when mark first appears.

@@ -58,7 +58,7 @@ func run(args []string) int {
 	// so the same quit path (and its flush) runs.
 	sigs := quit.Watch(quit.Options{
 		Name: "offmain-gui", Quit: func(s os.Signal) { a.inbox.post(quitMsg{sig: s}) },
-		Stuck: stuckUI, Flush: a.state.Hook.Run,
+		Stuck: stuckUI, Flush: a.state.Hook.Exit,
 	})
 	for _, c := range a.ui.chats {
 		if cfg.Agents {

@@ -201,16 +201,15 @@ func (s *Set) Stop(chat string) {
 // stdin closed (the stand-in does) before the Group signals them.
 const stdinGrace = 500 * time.Millisecond
 
-// groupStopTimeout bounds the Group's Stop at quit: the apps' flush deadline.
-const groupStopTimeout = 2 * time.Second
-
 // StopAll refuses new agents and stops every one: their stdin closes, then
-// the Group's Stop sends SIGTERM to each agent's process group and SIGKILL
-// to those still there a second later (qos.Group.Stop), all in parallel.
-// Starts under way are stopped too: the Group waits for them, and one that
-// forked before quit stops its own agent, which StopAll waits for. It
-// returns once every agent's goroutine has ended, or after the last grace.
-func (s *Set) StopAll() {
+// the Group's Stop sends SIGTERM to each agent's tree and SIGKILL to what
+// is still there a second later (qos.Group.Stop), all in parallel. Starts
+// under way are stopped too: the Group waits for them, and one that forked
+// before quit stops its own agent, which StopAll waits for. It returns the
+// Group's Stop's error (one wrapping qos.ErrKilled when some had to be
+// killed) once every agent's goroutine has ended, or ctx's when ctx ends
+// first. It fits a flush.Hook as a stopper: flush.Func(set.StopAll).
+func (s *Set) StopAll(ctx context.Context) error {
 	s.mu.Lock()
 	if !s.quitting() {
 		close(s.quit)
@@ -226,11 +225,10 @@ func (s *Set) StopAll() {
 		_ = a.stdin.Close()
 	}
 	waitAll(all, stdinGrace)
-	ctx, cancel := context.WithTimeout(context.Background(), groupStopTimeout)
-	defer cancel()
-	_ = s.group.Stop(ctx) // what it could not stop dies with the app (qos's holder, with qos.Main)
+	err := s.group.Stop(ctx) // what it could not stop dies with the app (qos's holder, with qos.Main)
 	waitAll(all, time.Second)
 	s.starting.Wait()
+	return err
 }
 
 // waitAll waits for every agent's goroutine to end, at most d in all.

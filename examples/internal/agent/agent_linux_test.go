@@ -1,6 +1,7 @@
 package agent
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -38,7 +39,7 @@ func newHarness(t *testing.T, opts Options) *harness {
 	h.s = New(opts)
 	t.Cleanup(func() {
 		close(done)
-		h.s.StopAll()
+		_ = h.s.StopAll(context.Background())
 	})
 	return h
 }
@@ -170,7 +171,7 @@ func TestStopAllStopsAgents(t *testing.T) {
 	// sleep does not read its stdin, so closing it is not enough: the
 	// agent's group gets SIGTERM.
 	msg := h.start("general", "sleep 600")
-	h.s.StopAll()
+	_ = h.s.StopAll(context.Background())
 	assert.Error(t, syscall.Kill(msg.PID, 0), "the agent's process is gone after StopAll")
 	assert.ErrorIs(t, h.s.Start("general", "true").Err, ErrQuitting, "no agent starts after StopAll")
 }
@@ -195,7 +196,7 @@ func TestAgentDiesWithApp(t *testing.T) {
 }
 
 // TestStopAllStopsAgentStillStarting quits while an agent is between its
-// fork and its check for quit, where StopAll cannot see it: StopAll must
+// fork and its check for quit, where Stop cannot see it: StopAll must
 // still not return before that agent is gone, or the app exits and leaves
 // it running.
 func TestStopAllStopsAgentStillStarting(t *testing.T) {
@@ -214,7 +215,7 @@ func TestStopAllStopsAgentStillStarting(t *testing.T) {
 	started := make(chan Started, 1)
 	go func() { started <- s.Start("general", "sleep 600") }()
 	pid := recv(t, launched, "the agent's fork")
-	s.StopAll()
+	_ = s.StopAll(context.Background())
 	assert.Error(t, syscall.Kill(pid, 0), "the agent's process is gone when StopAll returns")
 	msg := recv(t, started, "the start's return")
 	assert.ErrorIs(t, msg.Err, ErrQuitting)
@@ -233,7 +234,7 @@ func TestAgentExitsWhileEscapedChildHoldsOutput(t *testing.T) {
 	_, err := fmt.Sscanf(lines[len(lines)-1], "escaped %d", &escaped)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = syscall.Kill(escaped, syscall.SIGKILL) })
-	h.s.StopAll()
+	_ = h.s.StopAll(context.Background())
 	h.lines("general", nil) // fails the test if the exit does not come
 	assert.Error(t, syscall.Kill(escaped, 0), "the daemon the agent left is gone after StopAll")
 }

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"sync"
 	"time"
 
 	"github.com/offmain/offmain/anchors"
@@ -88,9 +87,8 @@ type State struct {
 	Saves Saver
 	// Transcripts takes the transcripts of the chats Options named.
 	Transcripts *Transcripts
-	// Hook drains the saves and the transcripts at quit, under a 2 s
-	// deadline; [State.Quit] runs it, and an app may run it itself when its
-	// UI is stuck.
+	// Hook drains the saves and the transcripts, under a 2 s deadline: the
+	// app adds its stoppers (its agents, its UI) and runs Exit at quit.
 	Hook *flush.Hook
 	// Notes is what the open met that the person should know (a corrupt
 	// file kept aside), in the order met.
@@ -139,21 +137,13 @@ func Open(dir string, opts Options) (*State, error) {
 	return s, nil
 }
 
-// Quit is the quit path once the UI is gone: stop runs (the app stops its
-// agents) while the hook drains every store under its 2 s deadline, then
-// the stores close. It returns the hook's report.
-func (s *State) Quit(stop func()) flush.Report {
-	var wg sync.WaitGroup
-	wg.Go(stop)
-	rep := s.Hook.Run()
-	wg.Wait()
-	// Everything drained, or the report says what did not: closing only
-	// stops timers and writers, with little time left to wait.
+// Close closes the stores, once the app's Hook.Exit has drained them: it
+// only stops their timers and writers, with little time left to wait.
+func (s *State) Close() {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	_ = s.saver.close(ctx)
 	_ = s.st.Close(ctx)
-	return rep
 }
 
 // closeStore closes the statefile store after a failed open.

@@ -1,6 +1,7 @@
 package chatstate
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/offmain/offmain/anchors"
+	"github.com/offmain/offmain/flush"
 )
 
 // testState is a State that a test quits, or its cleanup does.
@@ -27,7 +29,8 @@ func open(t *testing.T, dir string, sync bool) *testState {
 	ts := &testState{State: s}
 	t.Cleanup(func() {
 		if !ts.quit {
-			ts.Quit(func() {})
+			ts.Hook.Exit()
+			ts.Close()
 		}
 	})
 	return ts
@@ -38,9 +41,11 @@ func quit(t *testing.T, s *testState) {
 	t.Helper()
 	s.quit = true
 	var stopped bool
-	rep := s.Quit(func() { stopped = true })
+	s.Hook.AddStop("agents", flush.Func(func(context.Context) error { stopped = true; return nil }))
+	rep := s.Hook.Exit()
+	s.Close()
 	require.True(t, rep.Saved, "flush report: %v", rep)
-	require.True(t, stopped, "Quit ran stop")
+	require.True(t, stopped, "Exit ran the stopper")
 }
 
 // TestRestartRestores saves a draft, two scroll places (one then forgotten)

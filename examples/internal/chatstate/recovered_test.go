@@ -58,7 +58,8 @@ func TestRecoveredAfterFailures(t *testing.T) {
 	require.NoError(t, os.RemoveAll(transcript))
 	assert.Equal(t, transcript, waitFor(t, recovered, "OnRecovered after the transcript's retry landed"))
 
-	rep := s.Quit(func() {})
+	rep := s.Hook.Exit()
+	s.Close()
 	require.True(t, rep.Saved, "flush report: %v", rep)
 	b, err := os.ReadFile(draftsAt)
 	require.NoError(t, err)

@@ -34,9 +34,10 @@ set -g status off
 set -g history-limit 1000
 `
 
-// wrapper runs the program ("$@"), then reports its exit status on the
-// screen and to WaitExit. $0 is the socket.
-const wrapper = `"$@"; echo "[exit status $?]"; exec tmux -S "$0" wait-for -S died`
+// wrapper runs the program ("$@"), then notes the terminal's modes as the
+// program left them (stty -a, for TerminalModes), and reports its exit
+// status on the screen and to WaitExit. $0 is the socket.
+const wrapper = `"$@"; s=$?; stty -a >"$0.stty" 2>&1; echo "[exit status $s]"; exec tmux -S "$0" wait-for -S died`
 
 // Server is a private tmux server with one session, "main", running the
 // program. Its methods are safe for concurrent use (each runs a tmux client).
@@ -163,6 +164,30 @@ func (s *Server) WaitExit(ctx context.Context) (int, string, error) {
 	return n, screen, err
 }
 
+// AlternateScreen reports whether the pane shows the alternate screen
+// (tmux's #{alternate_on}): a full-screen program that exited without
+// restoring the terminal leaves it on.
+func (s *Server) AlternateScreen() (bool, error) {
+	out, err := s.run(context.Background(), "display-message", "-p", "-t", "main", "#{alternate_on}")
+	return strings.TrimSpace(out) == "1", err
+}
+
+// TerminalModes returns the pane's terminal modes as stty -a printed them
+// once the program had exited (the wrapper runs it), for a test that
+// checks that the program left the terminal in cooked mode.
+func (s *Server) TerminalModes() (string, error) {
+	b, err := os.ReadFile(s.socket + ".stty")
+	return string(b), err
+}
+
+// KillWindow closes the program's window, as a person closing a terminal
+// window does: tmux destroys the pane, and the kernel hangs up its
+// terminal (SIGHUP to its processes).
+func (s *Server) KillWindow() error {
+	_, err := s.run(context.Background(), "kill-window", "-t", "main")
+	return err
+}
+
 // Close kills the server, and with it whatever still runs in the pane (tmux
 // sends it SIGHUP), and removes the socket and configuration.
 func (s *Server) Close() error {
@@ -170,7 +195,7 @@ func (s *Server) Close() error {
 	if err != nil && (strings.Contains(err.Error(), "no server running") || strings.Contains(err.Error(), "error connecting")) {
 		err = nil
 	}
-	for _, p := range []string{s.socket, s.conf} {
+	for _, p := range []string{s.socket, s.conf, s.socket + ".stty"} {
 		if rerr := os.Remove(p); rerr != nil && !errors.Is(rerr, os.ErrNotExist) {
 			err = errors.Join(err, rerr)
 		}

@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build unix && !aix
 
 package statefile
 
@@ -32,12 +32,12 @@ import (
 // claim; the writer makes a new one.
 var errSwept = errors.New("statefile: temp file swept by another store")
 
-// claimTemp claims f, a temp file just created, and returns the claim: a
+// claimTemp claims fd, a temp file just created, and returns the claim: a
 // descriptor of its own, to close after the rename. It returns -1 where
 // the filesystem has no locks (see tryLock): the save goes on unclaimed,
 // and a sweep there removes nothing it cannot lock either.
-func claimTemp(f *os.File) (int, error) {
-	err := tryLock(f)
+func claimTemp(fd int) (int, error) {
+	err := flockNB(fd)
 	switch {
 	case errors.Is(err, errHeld):
 		return -1, errSwept // a sweep holds it and removes it next
@@ -47,18 +47,13 @@ func claimTemp(f *os.File) (int, error) {
 		return -1, err
 	}
 	var st unix.Stat_t
-	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+	if err := unix.Fstat(fd, &st); err != nil {
 		return -1, err
 	}
 	if st.Nlink == 0 {
 		return -1, errSwept // removed before the lock
 	}
-	claim, err := unix.Dup(int(f.Fd()))
-	if err != nil {
-		return -1, err
-	}
-	unix.CloseOnExec(claim)
-	return claim, nil
+	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
 }
 
 // claimRetries bounds the new temp files a save makes when sweeps keep

@@ -1,4 +1,4 @@
-//go:build !windows
+//go:build unix && !aix
 
 package statefile
 
@@ -25,7 +25,7 @@ func openNewTemp(t *testing.T, name string) *os.File {
 func holdTemp(t *testing.T, name string) (release func()) {
 	t.Helper()
 	f := openNewTemp(t, name)
-	claim, err := claimTemp(f)
+	claim, err := claimTemp(int(f.Fd()))
 	require.NoError(t, err)
 	return func() {
 		require.NoError(t, unix.Close(claim))
@@ -58,7 +58,7 @@ func TestClaimTempSeesSweep(t *testing.T) {
 			name := filepath.Join(dir, ".s.json"+tc.name[:3])
 			f := openNewTemp(t, name)
 			tc.sweep(t, name)
-			_, err := claimTemp(f)
+			_, err := claimTemp(int(f.Fd()))
 			assert.ErrorIs(t, err, errSwept)
 		})
 	}
