@@ -1,0 +1,42 @@
+package stall
+
+import (
+	"context"
+	"runtime/trace"
+)
+
+// The Frame marks, as user log events in the execution trace: on the
+// watched goroutine's own timeline, ordered with its waits, and visible
+// in `go tool trace` when the app records a trace of its own.
+const (
+	markCategory = "offmain/stall"
+	markStart    = "frame start"
+	markEnd      = "frame end"
+)
+
+// Frame marks the start of a frame, or of the handling of one event, on
+// the watched goroutine, and returns the function that marks its end:
+//
+//	defer stall.Frame()()
+//
+// Once the watcher has seen a mark, the waits outside frames are the
+// goroutine's idle wait and never reported, and the waits inside are
+// held to the budget each; before it, idle waits are recognised by their
+// call site (see [Options.Idle]). Marks nest, and marks made on other
+// goroutines are ignored. When nothing is watched, Frame costs one
+// atomic load, and so does the function it returns.
+func Frame() (end func()) {
+	if current.Load() == nil {
+		return nop
+	}
+	trace.Log(context.Background(), markCategory, markStart)
+	return frameEnd
+}
+
+func frameEnd() {
+	if current.Load() != nil {
+		trace.Log(context.Background(), markCategory, markEnd)
+	}
+}
+
+func nop() {}
