@@ -90,7 +90,8 @@ func TestSyscallName(t *testing.T) {
 		{"linux", stack("syscall.Syscall", "syscall.Fsync", "os.(*File).Sync"), "fsync"},
 		{"linux", stack("internal/runtime/syscall/linux.Syscall6", "syscall.RawSyscall6", "syscall.Syscall6", "internal/syscall/unix.Fstatat", "os.statNolog"), "fstatat"},
 		{"darwin", stack("syscall.syscall", "syscall.read", "syscall.Read"), "read"},
-		{"windows", stack("syscall.SyscallN", "syscall.Syscall6", "syscall.ReadFile", "syscall.Read"), "ReadFile"},
+		{"windows", stack("syscall.SyscallN", "syscall.Syscall6", "syscall.readFile", "syscall.ReadFile", "syscall.Read"), "ReadFile"},
+		{"windows", stack("syscall.SyscallN", "syscall.FlushFileBuffers", "os.(*File).Sync"), "FlushFileBuffers"},
 		{"linux", stack("main.f"), ""},
 	} {
 		assert.Equal(t, tc.want, syscallName(tc.fs, tc.goos), "%s: %v", tc.goos, tc.fs)

@@ -111,7 +111,10 @@ var syscallPkgs = map[string]bool{
 // goroutine entered it, from its innermost function in a system call
 // package that is not one of the generic entry points (Syscall6,
 // SyscallN, rawsyscalln, …): "syscall.read" is "read", "syscall.Fsync"
-// "fsync", and on Windows "syscall.ReadFile" stays "ReadFile".
+// "fsync". On Windows the name is the Win32 function's, which Go's
+// generated wrappers spell with a lower-case first letter when an
+// exported function of the same name wraps them (syscall.readFile is
+// "ReadFile", syscall/zsyscall_windows.go).
 func syscallName(fs []runtime.Frame, goos string) string {
 	for _, f := range fs {
 		p := pkgOf(f.Function)
@@ -124,10 +127,10 @@ func syscallName(fs []runtime.Frame, goos string) string {
 		if name == "" || strings.HasPrefix(l, "syscall") || strings.HasPrefix(l, "rawsyscall") || strings.HasPrefix(l, "errno") {
 			continue
 		}
-		if goos != "windows" {
-			name = l
+		if goos == "windows" {
+			return strings.ToUpper(name[:1]) + name[1:]
 		}
-		return name
+		return l
 	}
 	return ""
 }
