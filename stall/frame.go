@@ -2,7 +2,7 @@ package stall
 
 import (
 	"context"
-	"runtime/trace"
+	rtrace "runtime/trace"
 )
 
 // The Frame marks, as user log events in the execution trace: on the
@@ -29,13 +29,21 @@ func Frame() (end func()) {
 	if current.Load() == nil {
 		return nop
 	}
-	trace.Log(context.Background(), markCategory, markStart)
+	return frameStart()
+}
+
+// frameStart is Frame's work while watching, out of line so that Frame
+// itself inlines into its callers.
+//
+//go:noinline
+func frameStart() func() {
+	rtrace.Log(context.Background(), markCategory, markStart)
 	return frameEnd
 }
 
 func frameEnd() {
 	if current.Load() != nil {
-		trace.Log(context.Background(), markCategory, markEnd)
+		rtrace.Log(context.Background(), markCategory, markEnd)
 	}
 }
 

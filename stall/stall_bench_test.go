@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
 
@@ -85,40 +86,57 @@ func (ui *uiLoop) frames(n int) time.Duration {
 }
 
 // BenchmarkUILoop runs the same frames with nothing watched and watched,
-// in alternating halves, and reports the time a frame takes each way and
-// their ratio, and the process's CPU time per frame each way (all its
-// threads: the watcher's goroutines included). "5ms" frames do about
-// 5 ms of work, with about 30 trace events, as a UI at 60 Hz might;
-// "dense" frames do one hash a burst, so that recording and reading the
-// trace weigh as much as they can. With -benchtime=4s or more each
-// watched half lasts over a second and includes the watcher's passes.
+// in alternating halves, on a goroutine locked to its thread as Fyne's
+// and Gio's are. It reports the time a frame takes each way and their
+// ratio, and the ratios of CPU time on to off: the UI thread's own
+// (recording the trace's events), and the whole process's (the
+// watcher's goroutines too). "5ms" frames do about 5 ms of work with
+// about 30 trace events, as a UI at 60 Hz might; "dense" frames do one
+// hash a burst, so that recording and reading the trace weigh as much as
+// they can. With -benchtime=4s or more each watched half lasts over a
+// second and includes the watcher's passes.
 func BenchmarkUILoop(b *testing.B) {
 	for _, bc := range []struct {
 		name  string
 		burst int
 	}{{"5ms", 128}, {"dense", 1}} {
 		b.Run(bc.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
 			ui := newUILoop(b, bc.burst)
-			var off, on, cpuOff, cpuOn time.Duration
+			var off, on cost
 			half := max(b.N/2, 1)
 			for range 2 {
-				c := processCPU()
-				off += ui.frames(half)
-				cpuOff += processCPU() - c
+				off.add(measure(func() { ui.frames(half) }))
 				stop, err := stall.Watch(stall.Options{OnReport: func(stall.Report) {}})
 				require.NoError(b, err)
-				c = processCPU()
-				on += ui.frames(half)
-				cpuOn += processCPU() - c
+				on.add(measure(func() { ui.frames(half) }))
 				stop()
 			}
 			n := float64(2 * half)
-			b.ReportMetric(float64(off.Nanoseconds())/n, "off-ns/frame")
-			b.ReportMetric(float64(on.Nanoseconds())/n, "on-ns/frame")
-			b.ReportMetric(float64(on)/float64(off), "on/off")
-			if cpuOff > 0 {
-				b.ReportMetric(float64(cpuOn)/float64(cpuOff), "cpu-on/off")
+			b.ReportMetric(float64(off.wall.Nanoseconds())/n, "off-ns/frame")
+			b.ReportMetric(float64(on.wall.Nanoseconds())/n, "on-ns/frame")
+			b.ReportMetric(float64(on.wall)/float64(off.wall), "on/off")
+			if off.thread > 0 {
+				b.ReportMetric(float64(on.thread)/float64(off.thread), "ui-cpu-on/off")
+				b.ReportMetric(float64(on.process)/float64(off.process), "cpu-on/off")
 			}
 		})
 	}
+}
+
+// A cost is the wall time, the calling thread's CPU time and the
+// process's CPU time of some work.
+type cost struct{ wall, thread, process time.Duration }
+
+func (c *cost) add(d cost) {
+	c.wall += d.wall
+	c.thread += d.thread
+	c.process += d.process
+}
+
+func measure(work func()) cost {
+	start, th, pr := time.Now(), threadCPU(), processCPU()
+	work()
+	return cost{time.Since(start), threadCPU() - th, processCPU() - pr}
 }
