@@ -20,12 +20,13 @@
 // that calls Window.Event and handles what it returns (gioui.org/app
 // window.go); for Bubble Tea, the goroutine that calls Program.Run, on
 // which Update and View run (github.com/charmbracelet/bubbletea tea.go).
-// A report logged by default reads:
+// A report logged by default reads, on one line:
 //
-//	level=WARN msg="stall: the UI goroutine waited longer than its budget"
+//	2026/12/04 09:28:17 WARN stall: the UI goroutine waited longer than its budget
 //	  stall.duration=51.2ms stall.wait=syscall stall.syscall=read
 //	  stall.path=/home/u/.config/app/state.json
-//	  stall.site="example.com/app.loadState (/src/app/state.go:41)" stall.stack=...
+//	  stall.site="example.com/app.loadState (/src/app/state.go:41)"
+//	  stall.stack="example.com/app.loadState:41 < example.com/app.(*Menu).open:88"
 //
 // # What is reported
 //
@@ -45,8 +46,8 @@
 // (*x11Window).dispatch, (*wlDisplay).dispatch and (*eventLoop).Event in
 // Gio, (*Program).eventLoop in Bubble Tea v1. [Options.Idle] adds an
 // app's own loop. An app that marks its frames or event handlers with
-// [Frame] needs no names: once a mark has been seen, every wait outside
-// a frame is idle.
+// [Frame] needs no names: once it has made a mark, every wait outside a
+// frame is idle.
 //
 // Each report names its call site, the first frame outside the standard
 // library: at most one report per call site per second is made, and the
