@@ -104,11 +104,15 @@ func (s *sampler) close() {
 	}
 }
 
-// sample reads each thread's system call once.
+// sample reads each thread's system call once, but its own thread's: that
+// one is reading.
 func (s *sampler) sample() {
-	now := monotime()
+	now, self := monotime(), int64(unix.Gettid())
 	s.refresh()
 	for tid, f := range s.threads {
+		if tid == self {
+			continue
+		}
 		n, err := f.ReadAt(s.buf, 0)
 		if n == 0 && err != nil { // the thread has exited: ESRCH
 			f.Close()
