@@ -19,12 +19,15 @@ const (
 //
 //	defer stall.Frame()()
 //
-// Once the watcher has seen a mark, the waits outside frames are the
-// goroutine's idle wait and never reported, and the waits inside are
-// held to the budget each; before it, idle waits are recognised by their
-// call site (see [Options.Idle]). Marks nest, and marks made on other
-// goroutines are ignored. When nothing is watched, Frame costs one
-// atomic load, and so does the function it returns.
+// Once the goroutine has made a mark, its waits outside frames are its
+// idle wait and never reported, and those inside are held to the budget
+// each. Before the first mark, idle waits are recognised by their call
+// site (see [Options.Idle]), except in the second or so before it: the
+// watcher reads the trace a second at a time, and a mark makes the whole
+// second's waits outside frames idle, the wait for the app's first event
+// among them. Marks nest; marks made on other goroutines are ignored.
+// When nothing is watched, Frame costs one atomic load and returns a
+// function that does nothing.
 func Frame() (end func()) {
 	if current.Load() == nil {
 		return nop
