@@ -191,3 +191,36 @@ func TestHang(t *testing.T) {
 	}
 	assert.Empty(t, reports, "reports after the first")
 }
+
+// TestStopWhileWaiting: stop, called from another goroutine while the
+// watched one has waited in a read for longer than the budget, reports
+// that wait as going on.
+func TestStopWhileWaiting(t *testing.T) {
+	r, w, path := blockingPipe(t)
+	reports := make(chan stall.Report, 4)
+	stops := make(chan func(), 1)
+	var wg sync.WaitGroup
+	wg.Go(func() { // the watched goroutine
+		stop, err := stall.Watch(stall.Options{OnReport: func(r stall.Report) { reports <- r }})
+		stops <- stop
+		if err == nil {
+			io.ReadFull(r, make([]byte, 1))
+		}
+	})
+	stop := <-stops
+	defer stop()
+	after := time.NewTimer(200 * time.Millisecond) // the read goes on meanwhile
+	<-after.C
+	stop()
+	w.Write([]byte{1})
+	wg.Wait()
+
+	require.Len(t, reports, 1, "reports")
+	rep := <-reports
+	assert.True(t, rep.Ongoing, "ongoing")
+	assert.GreaterOrEqual(t, rep.Duration, 100*time.Millisecond)
+	assert.Equal(t, readSyscall, rep.Syscall)
+	if runtime.GOOS == "linux" {
+		assert.Equal(t, path, rep.Path)
+	}
+}
