@@ -29,5 +29,5 @@ require (
 	github.com/rivo/uniseg v0.4.7 // indirect
 	go.yaml.in/yaml/v3 v3.0.5 // indirect
 	golang.org/x/image v0.30.0 // indirect
-	golang.org/x/text v0.32.0 // indirect
+	golang.org/x/text v0.43.0 // indirect
 )

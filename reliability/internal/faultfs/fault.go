@@ -19,6 +19,7 @@ const (
 	Fsync                // fsync(2), fdatasync(2) of a file or directory: FUSE_FSYNC, FUSE_FSYNCDIR
 	Rename               // rename(2), renameat2(2): FUSE_RENAME; matched on the old and the new path
 	Close                // close(2): FUSE_FLUSH
+	Read                 // read(2), pread(2), readv(2) that miss the page cache: FUSE_READ
 )
 
 func (op Op) String() string {
@@ -31,6 +32,8 @@ func (op Op) String() string {
 		return "rename"
 	case Close:
 		return "close"
+	case Read:
+		return "read"
 	}
 	return fmt.Sprintf("faultfs.Op(%d)", uint8(op))
 }

@@ -114,11 +114,23 @@ func (n *node) CopyFileRange(ctx context.Context, fhIn gofs.FileHandle, offIn ui
 	return 0, syscall.EOPNOTSUPP
 }
 
-// file is an open loopback file whose Write, Fsync and Flush inject
-// faults.
+// file is an open loopback file whose Read, Write, Fsync and Flush
+// inject faults.
 type file struct {
 	*gofs.LoopbackFile
 	n *node
+}
+
+// Read injects before reading. The kernel asks only for what its page
+// cache lacks, and a file opened afresh has none of its pages cached:
+// go-fuse's loopback answers an open without FOPEN_KEEP_CACHE ("don't
+// invalidate the data cache on open", include/uapi/linux/fuse.h), so
+// fuse_finish_open (fs/fuse/file.c) drops them.
+func (f *file) Read(ctx context.Context, dest []byte, off int64) (fuse.ReadResult, syscall.Errno) {
+	if errno := f.n.inject(ctx, Read); errno != 0 {
+		return nil, errno
+	}
+	return f.LoopbackFile.Read(ctx, dest, off)
 }
 
 func (f *file) Write(ctx context.Context, data []byte, off int64) (uint32, syscall.Errno) {
