@@ -16,7 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/offmain/offmain/internal/faultfs"
+	"github.com/offmain/offmain/reliability/internal/faultfs"
 	"github.com/offmain/offmain/stall"
 )
 
@@ -98,7 +98,7 @@ func TestFUSESlowReadAndFsync(t *testing.T) {
 			assert.Equal(t, tc.syscall, rep.Syscall)
 			assert.Equal(t, path, rep.Path)
 			assert.GreaterOrEqual(t, rep.Duration, 45*time.Millisecond)
-			assert.True(t, fuseInStack(rep, "github.com/offmain/offmain/stall_test.TestFUSESlowReadAndFsync"), "the test in the stack:\n%v", rep)
+			assert.True(t, fuseInStack(rep, "github.com/offmain/offmain/reliability/stall_test.TestFUSESlowReadAndFsync"), "the test in the stack:\n%v", rep)
 		})
 	}
 }
@@ -137,5 +137,5 @@ func TestFUSEMutexHeldAcrossSlowWrite(t *testing.T) {
 	rep := got[0]
 	assert.Equal(t, "sync", rep.Wait)
 	assert.Empty(t, rep.Path)
-	assert.Equal(t, "github.com/offmain/offmain/stall_test.TestFUSEMutexHeldAcrossSlowWrite", rep.Stack[0].Function, "the call site")
+	assert.Equal(t, "github.com/offmain/offmain/reliability/stall_test.TestFUSEMutexHeldAcrossSlowWrite", rep.Stack[0].Function, "the call site")
 }
