@@ -30,7 +30,8 @@ func (q *queue) quarantine(decodeErr error) error {
 	aside, err := q.s.moveAside(q.path)
 	d := &q.disk
 	d.corrupt = err != nil && aside == "" && !errors.Is(err, fs.ErrNotExist)
-	d.holds, d.wrote = seen{}, nil
+	d.holds = seen{}
+	q.setWrote(nil)
 	if aside != "" {
 		// Moved: the path holds nothing now, which is no news to the
 		// watches.
