@@ -16,85 +16,11 @@ import (
 	"github.com/offmain/offmain/internal/oneline"
 )
 
-// child tells whether a started child has exited, so that a step meeting a
-// dead child is dropped without guessing from an errno (a dead child's
-// /proc/<pid>/autogroup is root's: a write answers EACCES, not ESRCH). It
-// holds a pidfd (pidfd_open(2), Linux 5.3), readable once the process has
-// exited, opened in Start before the caller can reap the child, so it is
-// never another process's. Without one it asks waitid(2) with WNOWAIT, which
-// leaves the child for cmd.Wait to reap.
-type child struct {
-	pid   int
-	pidfd int // -1: none
-}
-
-func openChild(pid int) child {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
-		fd = -1
-	}
-	return child{pid: pid, pidfd: fd}
-}
-
-func (c child) exited() bool {
-	if c.pidfd >= 0 {
-		fds := []unix.PollFd{{Fd: int32(c.pidfd), Events: unix.POLLIN}}
-		for {
-			n, err := unix.Poll(fds, 0)
-			if !errors.Is(err, unix.EINTR) {
-				return err == nil && n > 0
-			}
-		}
-	}
-	return c.waitid()
-}
-
-func (c child) waitid() bool {
-	// waitid(2): with WNOHANG and no child in a waitable state, the
-	// kernel leaves si_signo 0; ECHILD means cmd.Wait reaped it already.
-	var info unix.Siginfo
-	err := unix.Waitid(unix.P_PID, c.pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
-	return errors.Is(err, unix.ECHILD) || err == nil && info.Signo != 0
-}
-
-func (c child) close() {
-	if c.pidfd >= 0 {
-		_ = unix.Close(c.pidfd)
-	}
-}
-
-// pfExiting is PF_EXITING (include/linux/sched.h), set at the start of
-// do_exit (kernel/exit.c, exit_signals).
-const pfExiting = 0x00000004
-
-// procFlags reads fields 9 (flags) and 22 (start time) of /proc/<pid>/stat
-// (proc_pid_stat(5)); ok is false when the process is gone.
-func procFlags(pid int) (flags uint64, start uint64, ok bool) {
-	p, ok := readProc(pid)
-	if !ok {
-		return 0, 0, false
-	}
-	if p.exiting {
-		flags = pfExiting
-	}
-	return flags, p.start, true
-}
-
-// running reports whether the process with pid is the one that started at
-// start and has not begun to exit. An exiting process drops its memory
-// (exit_mm) before it is a zombie, and from then its /proc files are root's
-// (fs/proc/base.c, task_dump_owner): a step would meet EACCES a moment
-// before a pidfd says the process exited.
-func running(pid int, start uint64) bool {
-	p, ok := readProc(pid)
-	return ok && p.start == start && p.live()
-}
-
 // A followUp is the step Start can take for a child only once the child
 // runs and, for a child it could not trace (see trace_linux.go), only after
 // Start returned: the nice value of the autogroup a new session got.
 type followUp struct {
-	child   child
+	child   pidfd
 	start   uint64       // the child's start time (proc_pid_stat(5) field 22)
 	group   string       // the session's autogroup as first read ("/autogroup-42"), or ""
 	nice    int          // the tier's nice value

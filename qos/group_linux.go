@@ -17,8 +17,8 @@ import (
 // and the holder, held_linux.go) or not (an app without Main).
 type member struct {
 	cmd   *exec.Cmd
-	exit  exitWatch // cmd.Process: the keeper, or the command itself
-	group bool      // the command leads a process group of its own
+	exit  pidfd // cmd.Process: the keeper, or the command itself
+	group bool  // the command leads a process group of its own
 	// Held only.
 	holder proc   // the holder, below which the whole tree is
 	agent  int    // the command's own pid
@@ -104,14 +104,6 @@ func (m *member) done() bool {
 		}
 	}
 	return true
-}
-
-// exited reports whether the process that had pid and start has exited:
-// gone, or a zombie. One still exiting (PF_EXITING, before exit_notify) has
-// not.
-func exited(pid int, start uint64) bool {
-	now, ok := readProc(pid)
-	return !ok || now.start != start || now.state == 'Z' || now.state == 'X'
 }
 
 func (m *member) close() {
@@ -233,11 +225,6 @@ func (m *member) release() {
 	}
 }
 
-// exitWatch tells whether a started command has exited, zombie or reaped,
-// through the child type the pacer uses (a pidfd, or waitid(2) WNOWAIT).
-type exitWatch struct{ c child }
-
-func watchExit(p *os.Process) exitWatch { return exitWatch{c: openChild(p.Pid)} }
-
-func (w exitWatch) exited() bool { return w.c.exited() }
-func (w exitWatch) close()       { w.c.close() }
+// watchExit returns the pidfd that tells whether a started command has
+// exited, zombie or reaped.
+func watchExit(p *os.Process) pidfd { return openPidfd(p.Pid) }

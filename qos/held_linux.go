@@ -90,7 +90,7 @@ func (g *Group) afterHeld(cmd *exec.Cmd, spec helperSpec, st helperStatus, nice 
 		return
 	}
 	pid := cmd.Process.Pid
-	f := &followUp{child: openChild(pid), start: startTime(pid), nice: nice,
+	f := &followUp{child: openPidfd(pid), start: startTime(pid), nice: nice,
 		report: func(err error) { g.Options.report(cmd, err) }}
 	f.group, _, _ = autogroup(pid)
 	afterStart.add(f)

@@ -4,11 +4,9 @@ package qos
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/offmain/offmain/internal/oneline"
@@ -62,33 +60,16 @@ func inspect(pid int) (Applied, error) {
 	return a, nil
 }
 
-// startTime returns field 22 of /proc/<pid>/stat, the time the process
-// started in clock ticks after boot (proc_pid_stat(5)), or 0 when it cannot
-// be read. With the pid it names one process: a pid is reused only by a
-// process started later.
-func startTime(pid int) uint64 {
-	_, start, _ := procFlags(pid)
-	return start
-}
-
 // inspectThread reads thread tid of process pid: nice value and policy from
 // /proc/pid/task/tid/stat, the I/O priority from ioprio_get(2) and the
 // process's autogroup.
 func inspectThread(pid, tid int) (Applied, error) {
 	var a Applied
-	path := fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid)
-	b, err := os.ReadFile(path)
+	t, err := readThread(pid, tid)
 	if err != nil {
-		return a, fmt.Errorf("qos: %w", err)
+		return a, err
 	}
-	nice, policy, err := parseStat(string(b))
-	if err != nil {
-		return a, fmt.Errorf("qos: %s: %w", path, err)
-	}
-	a.Nice, a.Policy = nice, policyNames[policy]
-	if a.Policy == "" {
-		a.Policy = "policy " + strconv.Itoa(policy)
-	}
+	a.Nice, a.Policy = t.nice, policyName(t.policy)
 	class, level, err := ioPrio(tid)
 	if err != nil {
 		return a, err
@@ -99,26 +80,6 @@ func inspectThread(pid, tid int) (Applied, error) {
 		err = nil // kernel without CONFIG_SCHED_AUTOGROUP
 	}
 	return a, err
-}
-
-// parseStat returns fields 19 (nice) and 41 (policy) of a stat line
-// (proc_pid_stat(5)). The command name, field 2, is in parentheses and may
-// hold spaces and parentheses itself, so fields are counted after the last
-// ')'; the first of them is field 3.
-func parseStat(stat string) (nice, policy int, err error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, 0, errors.New("no command name")
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 41-2 {
-		return 0, 0, fmt.Errorf("%d fields", len(f)+2)
-	}
-	if nice, err = strconv.Atoi(f[19-3]); err != nil {
-		return 0, 0, err
-	}
-	policy, err = strconv.Atoi(f[41-3])
-	return nice, policy, err
 }
 
 // ioSchedulers describes the active I/O scheduler of each disk that has a

@@ -41,12 +41,13 @@ func TestParseStat(t *testing.T) {
 		f[i] = "0"
 	}
 	f[19-3], f[41-3] = "5", "5"
-	nice, policy, err := parseStat("42 (a) b (c) " + strings.Join(f, " "))
-	require.NoError(t, err)
-	assert.Equal(t, 5, nice)
-	assert.Equal(t, 5, policy)
-	_, _, err = parseStat("42 (short) S 1")
-	assert.Error(t, err)
+	p, ok := parseStat([]byte("42 (a) b (c) " + strings.Join(f, " ")))
+	require.True(t, ok)
+	assert.Equal(t, 5, p.nice)
+	assert.Equal(t, 5, p.policy)
+	assert.Equal(t, "a) b (c", p.comm)
+	_, ok = parseStat([]byte("42 (short) S 1"))
+	assert.False(t, ok)
 }
 
 func TestActiveScheduler(t *testing.T) {

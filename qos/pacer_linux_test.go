@@ -59,7 +59,7 @@ func fakePacer(k *fakeKernel) (*pacer, time.Time) {
 }
 
 func fakeFollowUp(pid int, report func(error)) *followUp {
-	return &followUp{child: child{pid: pid, pidfd: -1}, nice: 5, report: report}
+	return &followUp{child: pidfd{pid: pid, fd: -1}, nice: 5, report: report}
 }
 
 // TestPacerSpacesWrites: a burst of twenty Setsid starts (a window restoring
@@ -164,7 +164,7 @@ func TestPacerStatus(t *testing.T) {
 // errors.Is, in a text of one line.
 func TestStatusJoinsFailuresOnOneLine(t *testing.T) {
 	tbl := statusTable{alive: func(int, uint64) bool { return true }}
-	f := &followUp{child: child{pid: 7, pidfd: -1}, start: 99, nice: 15}
+	f := &followUp{child: pidfd{pid: 7, fd: -1}, start: 99, nice: 15}
 	idle := &StepError{Pid: 7, Step: "SCHED_IDLE, nice 15", Err: unix.EPERM}
 	ag := &StepError{Pid: 7, Step: f.stepName(), Err: unix.EAGAIN}
 	tbl.fail(7, 99, idle)

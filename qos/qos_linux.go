@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"strconv"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -120,7 +119,7 @@ func (x *startPlan) start(cmd *exec.Cmd) func() error {
 		}
 		pid := cmd.Process.Pid
 		if x.group {
-			x.ag = &followUp{child: openChild(pid), start: startTime(pid), nice: x.set.nice}
+			x.ag = &followUp{child: openPidfd(pid), start: startTime(pid), nice: x.set.nice}
 		}
 		if !x.trace {
 			return nil
@@ -209,19 +208,4 @@ func (o Options) enterServing() error {
 		}
 	}
 	return nil
-}
-
-// tasks lists the thread ids of process pid (proc(5), /proc/pid/task).
-func tasks(pid int) ([]int, error) {
-	ents, err := os.ReadDir("/proc/" + strconv.Itoa(pid) + "/task")
-	if err != nil {
-		return nil, fmt.Errorf("qos: %w", err)
-	}
-	tids := make([]int, 0, len(ents))
-	for _, e := range ents {
-		if tid, err := strconv.Atoi(e.Name()); err == nil {
-			tids = append(tids, tid)
-		}
-	}
-	return tids, nil
 }

@@ -183,7 +183,7 @@ func TestHolderKilled(t *testing.T) {
 func refuse(t *testing.T, pid int) {
 	t.Helper()
 	real := pidfdSignal
-	pidfdSignal = func(fd int, p proc, sig unix.Signal) error {
+	pidfdSignal = func(fd pidfd, p proc, sig unix.Signal) error {
 		if p.pid == pid {
 			return unix.EPERM
 		}

@@ -97,12 +97,8 @@ func refOf(root int) (tierRef, bool) {
 
 // threadTier reads thread tid of process pid.
 func threadTier(pid, tid int) (tierRef, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	p, err := readThread(pid, tid)
 	if err != nil {
-		return tierRef{}, false
-	}
-	p, ok := parseProc(b)
-	if !ok {
 		return tierRef{}, false
 	}
 	class, level, err := effectiveIOPrio(tid)
