@@ -299,7 +299,7 @@ func TestGroupWithoutMain(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		_, err = bufio.NewReader(out).ReadString('\n')
 		require.NoError(t, err)
-		tree, _ := (&member{cmd: cmd, group: true, life: -1}).tree()
+		tree, _ := (&plainMember{cmd: cmd, group: true}).tree()
 		var pids []int
 		stubborn := 0
 		for _, p := range tree {

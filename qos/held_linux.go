@@ -19,13 +19,13 @@ import (
 // start. Start returns once it knows. The app keeps its end of the socket
 // open while the command's tree runs: when the app ends, however it ends,
 // the holder reads EOF and kills the tree.
-func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	if cmd.Err != nil || cmd.Path == "" {
 		return nil, cmd.Start() // its error: the lookup's, or "no command"
 	}
 	a := cmd.SysProcAttr
 	if a.Ptrace {
-		return nil, fmt.Errorf("qos: start %s: %w", cmd.Path, ErrThreadBound)
+		return nil, fmt.Errorf("qos: start %s: SysProcAttr.Ptrace is tied to the starting thread, which Start retires", cmd.Path)
 	}
 	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
@@ -34,7 +34,7 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 	life, theirs := fds[0], os.NewFile(uintptr(fds[1]), "qos holder socket")
 	s := settingFor(t, m)
 	spec := helperSpec{Path: cmd.Path, Args: cmd.Args, Env: cmd.Environ(), Extra: len(cmd.ExtraFiles),
-		Tier: t, Mode: m, Cgroup: g.Options.Cgroup, Foreground: a.Setctty || a.Foreground, Ctty: a.Ctty,
+		Tier: t, Mode: m, Cgroup: g.Cgroup, Foreground: a.Setctty || a.Foreground, Ctty: a.Ctty,
 		Autogroup: (a.Setsid || a.Setctty) && s.nice > 0 && autogroupOn()}
 	if s.nice > 0 && autogroupOn() {
 		spec.AppAutogroup, _, _ = autogroup(os.Getpid()) // for the holder's session watch too
@@ -63,8 +63,8 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 		return nil, err
 	}
 	g.afterHeld(cmd, spec, st, s.nice)
-	mem := &member{cmd: cmd, exit: watchExit(cmd.Process), group: true, holder: holder,
-		agent: st.Agent, life: life, cgroup: st.Cgroup}
+	mem := &heldMember{cmd: cmd, exit: openPidfd(cmd.Process.Pid), holder: holder,
+		agent: st.Agent, life: life, cgroup: st.Cgroup, send: g.sys.send}
 	remember(mem)
 	return mem, nil
 }
@@ -80,20 +80,17 @@ func (g *Group) afterHeld(cmd *exec.Cmd, spec helperSpec, st helperStatus, nice 
 		if f.Keeper {
 			pid = cmd.Process.Pid
 		}
-		serr := &StepError{Pid: pid, Step: f.Step, Err: f.err()}
-		afterStart.mu.Lock()
-		afterStart.status.fail(pid, startTime(pid), serr)
-		afterStart.mu.Unlock()
-		g.Options.report(cmd, serr)
+		serr := &stepError{path: cmd.Path, pid: pid, step: f.Step, err: f.err()}
+		autogroups.fail(pid, startTime(pid), serr)
+		g.report(serr)
 	}
 	if !spec.Autogroup || !st.Refused {
 		return
 	}
 	pid := cmd.Process.Pid
-	f := &followUp{child: openPidfd(pid), start: startTime(pid), nice: nice,
-		report: func(err error) { g.Options.report(cmd, err) }}
-	f.group, _, _ = autogroup(pid)
-	afterStart.add(f)
+	s := newSession(pid, pid, nice, cmd.Path)
+	s.report = g.report
+	autogroups.add(s)
 }
 
 // startKeeper starts the keeper as cmd, with sock as its last extra file:
@@ -146,19 +143,19 @@ func findHolder(keeper, pid int) (proc, error) {
 // held maps a keeper's pid to its member, for Inspect.
 var held struct {
 	mu sync.Mutex
-	by map[int]*member
+	by map[int]*heldMember
 }
 
-func remember(m *member) {
+func remember(m *heldMember) {
 	held.mu.Lock()
 	defer held.mu.Unlock()
 	if held.by == nil {
-		held.by = map[int]*member{}
+		held.by = map[int]*heldMember{}
 	}
 	held.by[m.cmd.Process.Pid] = m
 }
 
-func forget(m *member) {
+func forget(m *heldMember) {
 	held.mu.Lock()
 	defer held.mu.Unlock()
 	if m.cmd.Process != nil && held.by[m.cmd.Process.Pid] == m {
@@ -216,4 +213,74 @@ func oldestBelow(holder int) (int, int, bool) {
 		}
 	}
 	return holder, a.pid, a.pid != 0
+}
+
+// heldMember is a command a Group started through the keeper and the
+// holder: its whole tree is below the holder.
+type heldMember struct {
+	cmd    *exec.Cmd
+	exit   pidfd     // cmd.Process: the keeper
+	holder proc      // the holder, below which the whole tree is
+	agent  int       // the command's own pid
+	life   int       // the app's end of the holder's socket: closing it ends the tree; -1 once closed
+	cgroup string    // the command's own cgroup, or ""
+	send   signaller // see groupSys
+
+	// Used by Stop, one call at a time.
+	killed  killedSet
+	refused map[int]proc
+}
+
+func (m *heldMember) pid() int { return m.cmd.Process.Pid }
+
+// done reports whether the keeper has exited: it exits once the holder
+// found nothing left.
+func (m *heldMember) done() bool { return m.exit.exited() }
+
+func (m *heldMember) close() {
+	m.exit.close()
+	m.release()
+	forget(m)
+}
+
+// tree returns the live processes below the holder, and all processes as
+// read for it.
+func (m *heldMember) tree() (tree, procs []proc) {
+	procs, _ = allProcs()
+	// The holder, checked to be ours: once it exited and the keeper
+	// reaped it, its pid could be another process's.
+	if h, ok := readProc(m.holder.pid); !ok || h.start != m.holder.start || h.ppid != m.cmd.Process.Pid {
+		return nil, procs
+	}
+	return liveBelow(procs, m.holder.pid), procs
+}
+
+func (m *heldMember) terminate() {
+	if !m.done() {
+		tree, procs := m.tree()
+		_, _ = signalTree(tree, procs, unix.SIGTERM, m.send)
+	}
+}
+
+func (m *heldMember) kill() []string {
+	tree, procs := m.tree()
+	return m.killed.note(killProcs(tree, procs, m.cgroup, m.send, &m.refused))
+}
+
+func (m *heldMember) stuck() []string {
+	if len(m.refused) == 0 || m.done() {
+		return nil
+	}
+	tree, _ := m.tree()
+	return stuckIn(tree, m.refused)
+}
+
+// release lets go of a held tree that Stop cannot end: the holder, reading
+// EOF, kills what it can and exits, and so does the keeper, so that
+// cmd.Wait returns; what refused SIGKILL runs on, reparented to init.
+func (m *heldMember) release() {
+	if m.life >= 0 {
+		_ = unix.Close(m.life)
+		m.life = -1
+	}
 }

@@ -70,7 +70,7 @@ type helperSpec struct {
 	Extra      int // the command's ExtraFiles: fds 3 to 3+Extra-1
 	Tier       Tier
 	Mode       Mode
-	Cgroup     string // Options.Cgroup
+	Cgroup     string // Group.Cgroup
 	Foreground bool   // give the command's group the terminal Ctty
 	Ctty       int
 	// Autogroup: the keeper leads a new session, whose autogroup gets the
@@ -84,7 +84,7 @@ type helperSpec struct {
 type helperStatus struct {
 	Holder  int          // the holder's pid
 	Agent   int          // the command's pid
-	Cgroup  string       // the command's own cgroup, if Options.Cgroup was given
+	Cgroup  string       // the command's own cgroup, if Group.Cgroup was given
 	Steps   []stepStatus // steps that failed (the command runs)
 	Refused bool         // the session's autogroup write met the rate limit: the app's to retry
 	Err     string       // why the command did not start
@@ -92,7 +92,7 @@ type helperStatus struct {
 	Errno   int          // the errno underneath Err, if any
 }
 
-// stepStatus is a failed step, for a StepError in the app.
+// stepStatus is a failed step, for a stepError in the app.
 type stepStatus struct {
 	Step   string
 	Err    string
@@ -102,9 +102,9 @@ type stepStatus struct {
 
 func stepOf(err error, keeper bool) stepStatus {
 	s := stepStatus{Step: "step", Err: err.Error(), Keeper: keeper}
-	var se *StepError
+	var se *stepError
 	if errors.As(err, &se) {
-		s.Step, s.Err = se.Step, se.Err.Error()
+		s.Step, s.Err = se.step, se.err.Error()
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {

@@ -117,7 +117,7 @@ func (h *holder) start(spec helperSpec) helperStatus {
 		cmd.ExtraFiles = append(cmd.ExtraFiles, inherited(fd))
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	x := startExtra{fg: -1}
+	x := startOpts{cgroup: spec.Cgroup, fg: -1}
 	if spec.Foreground {
 		x.fg = spec.Ctty
 	}
@@ -132,11 +132,11 @@ func (h *holder) start(spec helperSpec) helperStatus {
 		var err error
 		nice := settingFor(spec.Tier, spec.Mode).nice
 		if refused, err = ownGroupNice(nice, spec.AppAutogroup); err != nil {
-			steps = append(steps, stepOf(&StepError{Step: fmt.Sprintf("autogroup nice %d", nice), Err: err}, true))
+			steps = append(steps, stepOf(&stepError{step: fmt.Sprintf("autogroup nice %d", nice), err: err}, true))
 		}
 	}
-	o := Options{Cgroup: spec.Cgroup, OnError: func(_ *exec.Cmd, err error) { steps = append(steps, stepOf(err, false)) }}
-	err := o.startAt(cmd, settingFor(spec.Tier, spec.Mode), &x)
+	x.report = func(err error) { steps = append(steps, stepOf(err, false)) }
+	err := startAt(cmd, settingFor(spec.Tier, spec.Mode), &x)
 	h.cgroup = x.dir
 	if err != nil {
 		h.removeCgroup()
@@ -176,7 +176,7 @@ func (h *holder) forward(sig syscall.Signal) {
 		return
 	}
 	if procs, err := allProcs(); err == nil {
-		signalTree(liveBelow(procs, os.Getpid()), procs, sig)
+		signalTree(liveBelow(procs, os.Getpid()), procs, sig, nil)
 	}
 }
 
@@ -187,7 +187,7 @@ func (h *holder) killAll() {
 	if h.cgroup != "" {
 		_ = writeFile(filepath.Join(h.cgroup, "cgroup.kill"), "1")
 	}
-	_, _, _ = killTree(os.Getpid(), func() { h.reap() })
+	_, _, _ = killTree(os.Getpid(), func() { h.reap() }, nil)
 	for i := 0; i < 100 && h.agent != 0 && !h.reap(); i++ {
 		pause(10) // the last zombies: a second at most
 	}

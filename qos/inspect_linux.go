@@ -40,14 +40,14 @@ func inspect(pid int) (Applied, error) {
 	if err != nil {
 		return a, err
 	}
+	a.Pid = root
 	a.IOScheduler = ioSchedulers()
 	if own, _, err := autogroup(os.Getpid()); err == nil && a.Autogroup != "" {
 		a.AppAutogroup = own == a.Autogroup
 	}
-	afterStart.mu.Lock()
 	for _, p := range []int{pid, root} {
 		if start := startTime(p); start != 0 {
-			pending, failed := afterStart.status.lookup(p, start)
+			pending, failed := autogroups.lookup(p, start)
 			a.Pending = append(a.Pending, pending...)
 			a.Failed = oneline.Join(a.Failed, failed)
 		}
@@ -55,7 +55,6 @@ func inspect(pid int) (Applied, error) {
 			break
 		}
 	}
-	afterStart.mu.Unlock()
 	inspectTree(&a, root, below)
 	return a, nil
 }

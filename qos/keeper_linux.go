@@ -105,7 +105,7 @@ func orphans(dir string) {
 	if dir != "" {
 		_ = writeFile(filepath.Join(dir, "cgroup.kill"), "1")
 	}
-	_, _, _ = killTree(os.Getpid(), func() { reapAny() })
+	_, _, _ = killTree(os.Getpid(), func() { reapAny() }, nil)
 	for i := 0; i < 100 && !reapAny(); i++ {
 		pause(10) // the last zombies: a second at most
 	}

@@ -59,7 +59,7 @@ func (w *sessionWatch) look(root int) (refused int) {
 	seen := map[string]bool{}
 	for _, pid := range append([]int{root}, pidsBelow(root)...) {
 		name, nice, err := autogroup(pid)
-		if err != nil || seen[name] || name == w.app || name == RootAutogroup || nice >= w.nice {
+		if err != nil || seen[name] || name == w.app || name == rootAutogroup || nice >= w.nice {
 			continue
 		}
 		seen[name] = true

@@ -31,7 +31,7 @@ import (
 // find_new_reaper), where cmd.Wait still finds it (wait(2): a thread waits
 // for the children of the other threads of its group). Without pidfds the
 // spawner stays until the process ends. Commands without Pdeathsig keep the
-// fresh thread of Options.start: they fork in parallel, where one spawner
+// fresh thread of startAt: they fork in parallel, where one spawner
 // starts its commands one after another (see BenchmarkStartPdeathsig).
 type spawner struct {
 	wake int // eventfd(2): written by Start under spawners.mu, read by run
@@ -103,7 +103,6 @@ func enqueue(s setting, req spawnReq) error {
 func (sp *spawner) run(s setting, locked chan<- struct{}) {
 	runtime.LockOSThread()
 	if isMainThread() {
-		mainThreadHops.Add(1)
 		inner := make(chan struct{})
 		go sp.run(s, inner)
 		<-inner

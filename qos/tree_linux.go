@@ -21,7 +21,7 @@ import (
 // signal; kill(2)). Each process's permission is checked first (signal 0
 // through its pidfd), since kill(2) of a group succeeds if it reached any
 // member; a group with a member that refuses is signalled one by one.
-func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
+func signalTree(tree, procs []proc, sig unix.Signal, send signaller) (sent, refused []proc) {
 	in := make(map[int]bool, len(tree))
 	whole := map[int]bool{}
 	for _, p := range tree {
@@ -35,7 +35,7 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 	}
 	denied := map[int]bool{}
 	for _, p := range tree {
-		if errors.Is(signalProc(p, 0), unix.EPERM) {
+		if errors.Is(signalProc(p, 0, send), unix.EPERM) {
 			refused = append(refused, p)
 			denied[p.pid], whole[p.pgid] = true, false
 		}
@@ -49,7 +49,7 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 	sentGroup := map[int]bool{}
 	for pgid, ok := range whole {
 		l, seen := leader[pgid]
-		if ok && (!seen || signalProc(l, 0) == nil) && unix.Kill(-pgid, sig) == nil {
+		if ok && (!seen || signalProc(l, 0, send) == nil) && unix.Kill(-pgid, sig) == nil {
 			sentGroup[pgid] = true
 		}
 	}
@@ -59,7 +59,7 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 		case sentGroup[p.pgid]:
 			sent = append(sent, p)
 		default:
-			switch err := signalProc(p, sig); {
+			switch err := signalProc(p, sig, send); {
 			case errors.Is(err, unix.EPERM):
 				refused = append(refused, p)
 			case err == nil:
@@ -74,13 +74,16 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 // name another process by now).
 var errGone = errors.New("qos: the process is gone")
 
-// signalProc sends sig to p if the process with p's pid is still p (same
-// start time). The pidfd pins the process between that check and the
+// signalProc sends sig to p, through send (nil: sendSignal), if the process
+// with p's pid is still p (same start time). The pidfd pins the process between that check and the
 // signal, so a pid freed and reused meanwhile is never signalled
 // (pidfd_open(2), pidfd_send_signal(2)). It returns errGone if p is no
 // longer there, and the signal's error if any (EPERM: p is not this
 // process's to signal).
-func signalProc(p proc, sig unix.Signal) error {
+func signalProc(p proc, sig unix.Signal, send signaller) error {
+	if send == nil {
+		send = sendSignal
+	}
 	fd := openPidfd(p.pid)
 	if fd.fd < 0 {
 		return errGone
@@ -90,7 +93,7 @@ func signalProc(p proc, sig unix.Signal) error {
 	if !ok || now.start != p.start {
 		return errGone
 	}
-	if err := pidfdSignal(fd, p, sig); err != nil {
+	if err := send(fd, p, sig); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return errGone
 		}
@@ -99,9 +102,12 @@ func signalProc(p proc, sig unix.Signal) error {
 	return nil
 }
 
-// pidfdSignal sends sig through fd, the pidfd of p. Tests replace it to
-// refuse a process as the kernel would one of another user's.
-var pidfdSignal = func(fd pidfd, _ proc, sig unix.Signal) error { return fd.signal(sig) }
+// A signaller sends sig through fd, the pidfd of p: sendSignal, or in a
+// test one that refuses a process as the kernel would one of another
+// user's.
+type signaller func(fd pidfd, p proc, sig unix.Signal) error
+
+func sendSignal(fd pidfd, _ proc, sig unix.Signal) error { return fd.signal(sig) }
 
 // killTree sends SIGKILL to every process below root until none is left
 // alive but those it may not signal (EPERM, see signalTree), and returns
@@ -111,7 +117,7 @@ var pidfdSignal = func(fd pidfd, _ proc, sig unix.Signal) error { return fd.sign
 // child made just before shows in the next round. A process that refuses
 // the signal is not waited for (it may run for good); its children are
 // still killed when they can be. The caller reaps what were its children.
-func killTree(root int, reap func()) (killed, refused []proc, err error) {
+func killTree(root int, reap func(), send signaller) (killed, refused []proc, err error) {
 	sent := map[int]uint64{}
 	denied := map[int]uint64{}
 	for round := 0; ; round++ {
@@ -128,7 +134,7 @@ func killTree(root int, reap func()) (killed, refused []proc, err error) {
 			if sent[p.pid] == p.start {
 				continue // dying: SIGKILL is pending
 			}
-			switch err := signalProc(p, unix.SIGKILL); {
+			switch err := signalProc(p, unix.SIGKILL, send); {
 			case err == nil:
 				sent[p.pid] = p.start
 				killed = append(killed, p)

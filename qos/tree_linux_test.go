@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -176,20 +177,17 @@ func TestHolderKilled(t *testing.T) {
 	t.Logf("tree %v gone %v after the holder was killed", pids, time.Since(killed))
 }
 
-// refuse makes pidfdSignal refuse pid as the kernel refuses a process of
-// another user's (EPERM), until the test ends. A test cannot make a
-// process unkillable for root, so the refusal is the kernel's word faked,
-// and everything else is real.
-func refuse(t *testing.T, pid int) {
-	t.Helper()
-	real := pidfdSignal
-	pidfdSignal = func(fd pidfd, p proc, sig unix.Signal) error {
-		if p.pid == pid {
-			return unix.EPERM
-		}
-		return real(fd, p, sig)
+// refuser is a signaller that refuses the pids in it as the kernel refuses
+// a process of another user's (EPERM). A test cannot make a process
+// unkillable for root, so the refusal is the kernel's word faked, and
+// everything else is real.
+type refuser map[int]bool
+
+func (r refuser) send(fd pidfd, p proc, sig unix.Signal) error {
+	if r[p.pid] {
+		return unix.EPERM
 	}
-	t.Cleanup(func() { pidfdSignal = real })
+	return sendSignal(fd, p, sig)
 }
 
 // TestKillTreeRefused: killTree ends when a process of the tree refuses
@@ -209,12 +207,12 @@ func TestKillTreeRefused(t *testing.T) {
 		require.NoError(t, err, "sh said %q", line)
 	}
 	fds := runningTree(t, sleeps[:])
-	refuse(t, sleeps[0])
+	refused := refuser{sleeps[0]: true}
 
 	type result struct{ killed, refused []proc }
 	done := make(chan result, 1)
 	go func() {
-		killed, refused, err := killTree(sh.Process.Pid, nil)
+		killed, refused, err := killTree(sh.Process.Pid, nil, refused.send)
 		assert.NoError(t, err)
 		done <- result{killed, refused}
 	}()
@@ -240,14 +238,16 @@ func TestKillTreeRefused(t *testing.T) {
 // helpers exit and cmd.Wait returns.
 func TestGroupStopRefused(t *testing.T) {
 	g := Group{KillAfter: 200 * time.Millisecond}
+	refused := refuser{}
+	g.sys.send = refused.send
 	agent, pids := startTreeAgent(t, &g, "TestGroupStopRefused", ModeUtility)
 	runningTree(t, pids.all())
-	refuse(t, pids.Stubborn)
+	refused[pids.Stubborn] = true
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := g.Stop(ctx)
-	require.ErrorIs(t, err, ErrNotPermitted, "the stubborn child refused SIGKILL")
+	require.ErrorIs(t, err, fs.ErrPermission, "the stubborn child refused SIGKILL")
 	assert.NotErrorIs(t, err, context.DeadlineExceeded, "Stop does not wait for it")
 	assert.Contains(t, err.Error(), fmt.Sprintf("could not be killed (EPERM: another user's, as after sudo) and still run: pid %d (sleep)", pids.Stubborn))
 	assert.NotErrorIs(t, err, ErrKilled, "nothing else had to be killed: %v", err)

@@ -57,7 +57,7 @@ func inspectTree(a *Applied, root, below int) {
 		}
 		a.Processes++
 		if name, nice, err := autogroup(p.pid); err == nil && name != ref.group && name != ref.appName &&
-			name != RootAutogroup && nice < ref.nice && rootTaskGroup(p.pid) {
+			name != rootAutogroup && nice < ref.nice && rootTaskGroup(p.pid) {
 			note(fmt.Sprintf("%v: own autogroup %s at nice %d", p, name, nice))
 		}
 		tids, err := tasks(p.pid)

@@ -143,7 +143,7 @@ func TestAgentEnvironment(t *testing.T) {
 	h := newHarness(t, Options{Mode: qos.ModeBackground, StandInEnv: testStandInEnv, HideEnv: []string{"OFFMAIN_AGENT_TEST_HIDDEN"}})
 	h.start("general", "env")
 	lines, _ := h.lines("general", nil)
-	assert.Contains(t, lines, qos.Env(qos.ModeBackground))
+	assert.Contains(t, lines, qos.EnvVar+"="+string(qos.ModeBackground))
 	for _, l := range lines {
 		assert.NotContains(t, l, "OFFMAIN_AGENT_TEST_HIDDEN=", "hidden from agents")
 		assert.NotContains(t, l, testStandInEnv+"=", "the stand-in's variable is only for the stand-in")
