@@ -137,6 +137,7 @@ type session struct {
 	// Owned by the pacer (under its lock).
 	refused time.Time     // when the rate limit first refused it
 	done    chan struct{} // closed once the write landed, was dropped or failed
+	err     error         // why it failed, a *stepError; set before done closes
 }
 
 // newSession returns the session that process pid, of command path, is in,

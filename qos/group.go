@@ -209,14 +209,19 @@ func (g *Group) Stop(ctx context.Context) error {
 // killTimer returns the timer for the SIGKILL: KillAfter from now, or
 // halfway to ctx's deadline if that is sooner.
 func (g *Group) killTimer(ctx context.Context) *time.Timer {
-	d := g.KillAfter
-	if d <= 0 {
-		d = defaultKillAfter
-	}
+	d := g.killAfter()
 	if dl, ok := ctx.Deadline(); ok {
 		d = min(d, time.Until(dl)/2)
 	}
 	return time.NewTimer(d)
+}
+
+// killAfter is KillAfter, or its default.
+func (g *Group) killAfter() time.Duration {
+	if g.KillAfter <= 0 {
+		return defaultKillAfter
+	}
+	return g.KillAfter
 }
 
 // pruned drops the members that are done and returns Stop's error: nil,
@@ -235,11 +240,7 @@ func (g *Group) pruned(killed, refused []string, err error) error {
 		return fmt.Errorf("qos: stop: %d commands still running after SIGKILL (pids %v): %w", len(pids), pids, err)
 	}
 	if len(killed) > 0 || len(refused) > 0 {
-		d := g.KillAfter
-		if d <= 0 {
-			d = defaultKillAfter
-		}
-		return &killedError{after: d, killed: killed, refused: refused}
+		return &killedError{after: g.killAfter(), killed: killed, refused: refused}
 	}
 	return nil
 }

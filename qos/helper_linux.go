@@ -12,13 +12,14 @@ import (
 	"strings"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
 
 // helperEnvVar carries a helper's role and descriptor numbers from the app
-// to the keeper ("keeper:<socket fd>") and from the keeper to the holder
-// ("holder:<socket fd>:<keeper pipe fd>:<cgroup pipe fd>"). The command's own environment
+// to the keeper ("keeper:<app socket>") and from the keeper to the holder
+// ("holder:<app socket>:<keeper socket>"). The command's own environment
 // travels in the spec, so this never reaches it.
 const helperEnvVar = "OFFMAIN_QOS_HELPER"
 
@@ -54,11 +55,24 @@ func helperMain(v string) int {
 	switch {
 	case role == "keeper" && len(fds) == 1:
 		return runKeeper(fds[0])
-	case role == "holder" && len(fds) == 3:
-		return runHolder(fds[0], fds[1], fds[2])
+	case role == "holder" && len(fds) == 2:
+		return runHolder(fds[0], fds[1])
 	}
 	fmt.Fprintf(os.Stderr, "qos: %s=%q names no helper\n", helperEnvVar, v)
 	return 2
+}
+
+// helperEnviron is this process's environment with helperEnvVar set to v, and
+// set once: syscall.ForkExec passes duplicates on, and the first one wins
+// (syscall.Getenv).
+func helperEnviron(v string) []string {
+	env := []string{helperEnvVar + "=" + v}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, helperEnvVar+"=") {
+			env = append(env, kv)
+		}
+	}
+	return env
 }
 
 // helperSpec is what the app sends the holder, on the socket, about the
@@ -67,41 +81,45 @@ type helperSpec struct {
 	Path       string
 	Args       []string
 	Env        []string
+	Dir        string
 	Extra      int // the command's ExtraFiles: fds 3 to 3+Extra-1
 	Tier       Tier
 	Mode       Mode
 	Cgroup     string // Group.Cgroup
 	Foreground bool   // give the command's group the terminal Ctty
 	Ctty       int
-	// Autogroup: the keeper leads a new session, whose autogroup gets the
-	// tier's nice value; AppAutogroup is the app's own.
-	Autogroup    bool
+	Pdeathsig  syscall.Signal // the command's own, sent to it when the app is gone
+	KillAfter  time.Duration  // how long it then has, with its tree, before SIGKILL
+	Ptrace     bool           // a child may call PTRACE_TRACEME (the app's answer)
+	// Session: the keeper leads a new session, whose autogroup gets the
+	// tier's nice value before the command starts. AppAutogroup is the
+	// app's own, never written.
+	Session      bool
 	AppAutogroup string
 }
 
 // helperStatus is what the holder answers once the command started, or
 // could not.
 type helperStatus struct {
-	Holder  int          // the holder's pid
-	Agent   int          // the command's pid
-	Cgroup  string       // the command's own cgroup, if Group.Cgroup was given
-	Steps   []stepStatus // steps that failed (the command runs)
-	Refused bool         // the session's autogroup write met the rate limit: the app's to retry
-	Err     string       // why the command did not start
-	Op      string       // "fork/exec" when the error is the exec's
-	Errno   int          // the errno underneath Err, if any
+	Holder     int          // the holder's pid
+	Agent      int          // the command's pid
+	AgentStart uint64       // and its start time
+	Cgroup     string       // the command's own cgroup, if Group.Cgroup was given
+	Steps      []stepStatus // steps that failed (the command runs)
+	Err        string       // why the command did not start
+	Op, Path   string       // the *fs.PathError underneath Err, if any
+	Errno      int          // the errno underneath Err, if any
 }
 
 // stepStatus is a failed step, for a stepError in the app.
 type stepStatus struct {
-	Step   string
-	Err    string
-	Errno  int
-	Keeper bool // the keeper's (its session's autogroup), not the command's
+	Step  string
+	Err   string
+	Errno int
 }
 
-func stepOf(err error, keeper bool) stepStatus {
-	s := stepStatus{Step: "step", Err: err.Error(), Keeper: keeper}
+func stepOf(err error) stepStatus {
+	s := stepStatus{Step: "step", Err: err.Error()}
 	var se *stepError
 	if errors.As(err, &se) {
 		s.Step, s.Err = se.step, se.err.Error()
@@ -115,12 +133,12 @@ func stepOf(err error, keeper bool) stepStatus {
 
 func (s stepStatus) err() error { return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)} }
 
-// statusOf words err for the app.
+// statusOf words err, the command's start's, for the app.
 func statusOf(err error) helperStatus {
 	s := helperStatus{Err: err.Error()}
 	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Op == "fork/exec" {
-		s.Op = pe.Op
+	if errors.As(err, &pe) {
+		s.Op, s.Path = pe.Op, pe.Path
 	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
@@ -129,15 +147,15 @@ func statusOf(err error) helperStatus {
 	return s
 }
 
-// err rebuilds the error the holder sent: for an exec's failure the one
-// os/exec gives (fork/exec <path>: <errno>), so errors.Is works as for
-// cmd.Start.
-func (s helperStatus) err(path string) error {
+// err rebuilds the error the holder sent: where the command's start failed
+// as os/exec's does (fork/exec <path>, chdir <dir>), the same
+// *fs.PathError, so that errors.Is and errors.As work as for cmd.Start.
+func (s helperStatus) err() error {
 	if s.Err == "" {
 		return nil
 	}
-	if s.Op == "fork/exec" && s.Errno != 0 {
-		return &fs.PathError{Op: s.Op, Path: path, Err: syscall.Errno(s.Errno)}
+	if s.Op != "" && s.Errno != 0 {
+		return &fs.PathError{Op: s.Op, Path: s.Path, Err: syscall.Errno(s.Errno)}
 	}
 	return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)}
 }
@@ -200,6 +218,26 @@ func recvJSON(fd int, v any) error {
 	}
 }
 
+// eof returns a channel closed once fd reads EOF or fails. Its goroutine
+// ends then, or with the helper process.
+func eof(fd int) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		var b [64]byte
+		for {
+			n, err := unix.Read(fd, b[:])
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || n == 0 {
+				return
+			}
+		}
+	}()
+	return c
+}
+
 // setName names the process for ps and top: writing /proc/self/comm sets
 // the thread group leader's name (proc(5), /proc/pid/comm). Without it a
 // helper is "exe", from /proc/self/exe.
@@ -216,5 +254,23 @@ func devNull() {
 	defer f.Close()
 	for fd := range 3 {
 		_ = unix.Dup3(int(f.Fd()), fd, 0)
+	}
+}
+
+// reapAll reaps every child that exited, calling each with its pid and
+// status, and reports whether none is left.
+func reapAll(each func(pid int, ws unix.WaitStatus)) bool {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.ECHILD):
+			return true
+		case err != nil || pid <= 0:
+			return false
+		default:
+			each(pid, ws)
+		}
 	}
 }

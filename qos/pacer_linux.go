@@ -163,6 +163,7 @@ func (p *pacer) finish(err error) func() {
 		serr = &stepError{path: s.path, pid: s.pid, step: s.step(), err: err}
 	}
 	p.status.done(p.status.add(s.pid, s.start), s.step(), serr)
+	s.err = serr
 	close(s.done)
 	if serr == nil || s.report == nil {
 		return nil

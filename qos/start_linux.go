@@ -5,6 +5,7 @@ package qos
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"sync"
@@ -53,10 +54,29 @@ func startAt(cmd *exec.Cmd, s setting, o *startOpts) error {
 		err = runLowered(lowerTo(p.fork), p.start(cmd))
 	}
 	if err != nil {
-		return err
+		return dirError(cmd, err)
 	}
 	p.after(cmd, o.report)
 	return nil
+}
+
+// dirError is err, the failed start of cmd, or, when cmd.Dir is what is
+// missing, the error os.StartProcess gives for that without a SysProcAttr
+// (chdir <dir>: ...) rather than one naming the command's path, which
+// exists. A Chroot makes Dir the chroot's, which is left alone.
+func dirError(cmd *exec.Cmd, err error) error {
+	var pe *fs.PathError
+	if cmd.Dir == "" || !errors.As(err, &pe) || pe.Op != "fork/exec" ||
+		cmd.SysProcAttr != nil && cmd.SysProcAttr.Chroot != "" {
+		return err
+	}
+	if _, serr := os.Stat(cmd.Dir); serr != nil {
+		if dpe, ok := serr.(*fs.PathError); ok {
+			dpe.Op = "chdir"
+			return dpe
+		}
+	}
+	return err
 }
 
 // startPlan is how one start forks and what it does at the child's exec.

@@ -222,9 +222,10 @@ func TestStopAllStopsAgentStillStarting(t *testing.T) {
 
 // TestAgentExitsWhileEscapedChildHoldsOutput runs an agent that leaves a
 // process of another session holding its output (a daemon it started). That
-// process is part of the agent's tree, which the Group holds: the agent's
-// exit reaches the UI once the tree has ended, and the quit's StopAll ends
-// it although signals to the agent's own process group never reach it.
+// process is part of the agent's tree, which the Group holds after the
+// agent's own exit: the exit reaches the UI (its output cut off after
+// outputDrain), and the quit's StopAll ends the daemon although signals to
+// the agent's own process group never reach it.
 func TestAgentExitsWhileEscapedChildHoldsOutput(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.start("general", "setsid sleep 60 & echo escaped $!")
