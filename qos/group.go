@@ -81,6 +81,7 @@ type Group struct {
 	starting int           // Starts under way
 	idle     chan struct{} // closed when starting drops to 0, if Stop waits for it
 	stopped  bool
+	told     bool     // tellOnce has told
 	sys      groupSys // what the platform's Group keeps
 }
 
@@ -93,6 +94,17 @@ type member interface {
 	stuck() []string // what is left once all of it refused SIGKILL, or nil
 	release()        // lets go of a tree Stop cannot end
 	close()          // frees what the member holds, once it is done
+}
+
+// tellOnce reports err at the Group's first call.
+func (g *Group) tellOnce(err error) {
+	g.mu.Lock()
+	told := g.told
+	g.told = true
+	g.mu.Unlock()
+	if !told {
+		g.report(err)
+	}
 }
 
 // report hands err to OnError, or logs it.

@@ -3,11 +3,11 @@
 package qos
 
 import (
-	"log/slog"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -25,8 +25,12 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	if hooked.Load() && heldable(cmd.SysProcAttr) {
 		return g.startHeld(cmd, t, m)
 	}
-	if !hooked.Load() {
-		warnNotHeld()
+	switch {
+	case !hooked.Load():
+		g.tellOnce(errNoMain)
+	default:
+		g.report(fmt.Errorf("qos: start %s: not held (%s in its SysProcAttr): what it starts in other "+
+			"process groups or sessions may outlive the app", cmd.Path, notHeldWhy(cmd.SysProcAttr)))
 	}
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
@@ -51,15 +55,21 @@ func heldable(attr *syscall.SysProcAttr) bool {
 		attr.Cloneflags&unix.CLONE_NEWPID == 0 && attr.Unshareflags&unix.CLONE_NEWPID == 0
 }
 
-var warnOnce sync.Once
-
-// warnNotHeld says once per process that Groups hold no trees here.
-func warnNotHeld() {
-	warnOnce.Do(func() {
-		slog.Default().Warn("qos: Group.Start: main does not call qos.Main first, so the processes an agent starts " +
-			"in other process groups or sessions are not held and may outlive the app")
-	})
+// notHeldWhy names what keeps a command from being held.
+func notHeldWhy(attr *syscall.SysProcAttr) string {
+	switch {
+	case attr.Chroot != "":
+		return "Chroot"
+	case attr.Credential != nil:
+		return "Credential"
+	}
+	return "CLONE_NEWPID"
 }
+
+// errNoMain is what a Group says at its first Start in an app whose main
+// does not call Main.
+var errNoMain = errors.New("qos: Group.Start: main does not call qos.Main first, so what an agent starts " +
+	"in other process groups or sessions is not held and may outlive the app")
 
 // dieWithApp sets SIGKILL as cmd's parent-death signal unless it has one,
 // in a copy of SysProcAttr (the caller's may be shared).

@@ -300,7 +300,8 @@ func TestInspectAfterAgentExit(t *testing.T) {
 
 // TestGroupStartNotHeld: a command in a new PID namespace, or as another
 // user, starts directly (its cmd.Process is the command, not a keeper),
-// since the helpers would misreport its pid or run as that user.
+// since the helpers would misreport its pid or run as that user; the Group
+// says so.
 func TestGroupStartNotHeld(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a new PID namespace and another user's credentials need root (CAP_SYS_ADMIN, CAP_SETUID); CI's root pass runs this")
@@ -311,7 +312,8 @@ func TestGroupStartNotHeld(t *testing.T) {
 		"Credential":   {Credential: &syscall.Credential{Uid: 65534, Gid: 65534}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var g Group
+			var told []error
+			g := Group{OnError: func(err error) { told = append(told, err) }}
 			cmd := exec.Command("/bin/sh", "-c", "echo $$; exec sleep 1000")
 			cmd.SysProcAttr = attr
 			out, err := cmd.StdoutPipe()
@@ -325,6 +327,8 @@ func TestGroupStartNotHeld(t *testing.T) {
 			p, ok := readProc(cmd.Process.Pid)
 			require.True(t, ok)
 			assert.NotEqual(t, "qos-keeper", p.comm, "cmd.Process is the command itself (said %q)", line)
+			require.Len(t, told, 1, "the Group says the command is not held")
+			assert.ErrorContains(t, told[0], "not held", "and why")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := g.Stop(ctx); err != nil {
