@@ -239,7 +239,7 @@ func TestSubtreeError(t *testing.T) {
 // Delegate= does (the directory and its cgroup.procs, cgroup.threads and
 // cgroup.subtree_control are the user's) and runs, as that user and inside
 // that cgroup (as an app started in a delegated scope is), a helper that
-// uses it as Options.Cgroup: first with the app's process still in it, then
+// uses it as Group.Cgroup: first with the app's process still in it, then
 // after JoinLeaf moved it into a leaf, then through a Group, whose command
 // gets a cgroup of its own below the tier's leaf, killed with cgroup.kill
 // at Stop and removed afterwards.

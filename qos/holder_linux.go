@@ -167,8 +167,8 @@ func (h *holder) command() *exec.Cmd {
 }
 
 // ownSessionWait bounds how long a Setsid command's start waits for the
-// kernel's rate limit on its session's autogroup: 5 s is a burst of about
-// 50 Setsid starts at once. The holder keeps trying after.
+// kernel's rate limit on its session's autogroup: five seconds is a burst
+// of about fifty Setsid starts at once. The holder keeps trying after.
 const ownSessionWait = 5 * time.Second
 
 // reap reaps every child that exited, tells the keeper how the command

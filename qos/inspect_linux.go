@@ -21,9 +21,7 @@ var policyNames = map[int]string{
 // What each block-layer I/O scheduler makes of an I/O priority. mq-deadline
 // keeps one queue a class and ignores the level (block/mq-deadline.c,
 // dd_rq_ioclass); BFQ weighs class and level (block/bfq-iosched.c); none and
-// kyber ignore both. Measured on a 2-core Linux VM with mq-deadline: a
-// foreground 4 KiB O_DIRECT read took 1.28 ms beside a default reader, 0.45
-// ms beside an idle-class one, 0.33 ms on an idle disk.
+// kyber ignore both. What that buys is in bench/README.md.
 var schedulerNotes = map[string]string{
 	"mq-deadline": "honours the I/O class only (best-effort 7 acts as 4; the idle class helps)",
 	"bfq":         "honours I/O class and level",

@@ -135,7 +135,7 @@ func (p *pacer) next() (wait time.Duration, failed func(), more bool) {
 	}
 	// Once one write used its whole budget, the next ones get one more
 	// window each, not a budget each: twenty queued tabs fail in seconds,
-	// not in 200 s, while the other writer keeps every window.
+	// not in twenty budgets, while the other writer keeps every window.
 	budget := p.budget
 	if p.starved {
 		budget = 2 * p.gap

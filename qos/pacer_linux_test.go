@@ -101,7 +101,7 @@ func TestPacerWaitsForAnotherWriter(t *testing.T) {
 }
 
 // TestPacerGivesUp: while another process takes every window, a write is
-// retried for the budget, then reported as a StepError wrapping EAGAIN; the
+// retried for the budget, then reported as a stepError wrapping EAGAIN; the
 // children queued behind it get two windows each, not a budget each, until
 // a write lands again; nothing else happens to the children.
 func TestPacerGivesUp(t *testing.T) {

@@ -27,9 +27,9 @@ import (
 
 // sessionPoll is how often the holder reads its tree for new sessions: a
 // session a descendant makes runs at autogroup nice 0 for up to this long,
-// and longer while the kernel's rate limit (one write per 100 ms
-// system-wide for a normal user) defers the write. One look at a tree of
-// ten processes costs well under a millisecond (bench/README.md).
+// and longer while the kernel's rate limit (one write per HZ/10
+// system-wide for a normal user) defers the write. What one look costs is
+// in bench/README.md.
 const sessionPoll = 200 * time.Millisecond
 
 // sessionWatch is the holder's look at its tree's sessions.

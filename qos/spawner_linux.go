@@ -32,7 +32,7 @@ import (
 // for the children of the other threads of its group). Without pidfds the
 // spawner stays until the process ends. Commands without Pdeathsig keep the
 // fresh thread of startAt: they fork in parallel, where one spawner
-// starts its commands one after another (see BenchmarkStartPdeathsig).
+// starts its commands one after another (bench/README.md has what that costs).
 type spawner struct {
 	wake int // eventfd(2): written by Start under spawners.mu, read by run
 

@@ -49,7 +49,7 @@ func lowerAndRun(lower lowerFunc, work func() error) outcome {
 //
 // The main thread is the exception: mexit wedges it instead of terminating it
 // (runtime/proc.go), so a lowered main thread would stay lowered, parked,
-// forever (seen in 3 of 3 runs of the plain method on Linux). On the main
+// forever. On the main
 // thread, lowered keeps it locked, so the nested goroutine cannot land on it,
 // does the work on a nested goroutine, then unlocks.
 func lowered(lower lowerFunc, work func() error, res chan<- outcome) {

@@ -22,22 +22,10 @@ import (
 // through its pidfd), since kill(2) of a group succeeds if it reached any
 // member; a group with a member that refuses is signalled one by one.
 func signalTree(tree, procs []proc, sig unix.Signal, send signaller) (sent, refused []proc) {
-	in := make(map[int]bool, len(tree))
-	whole := map[int]bool{}
+	whole, denied := wholeGroups(tree, procs, send)
 	for _, p := range tree {
-		in[p.pid] = true
-		whole[p.pgid] = true
-	}
-	for _, p := range procs {
-		if whole[p.pgid] && !in[p.pid] && p.live() {
-			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
-		}
-	}
-	denied := map[int]bool{}
-	for _, p := range tree {
-		if errors.Is(signalProc(p, 0, send), unix.EPERM) {
+		if denied[p.pid] {
 			refused = append(refused, p)
-			denied[p.pid], whole[p.pgid] = true, false
 		}
 	}
 	leader := make(map[int]proc, len(tree))
@@ -68,6 +56,29 @@ func signalTree(tree, procs []proc, sig unix.Signal, send signaller) (sent, refu
 		}
 	}
 	return sent, refused
+}
+
+// wholeGroups returns, for each process group of tree, whether all of it is
+// in tree and may be signalled at once, and the processes of tree that
+// refuse a signal (signal 0, EPERM).
+func wholeGroups(tree, procs []proc, send signaller) (whole, denied map[int]bool) {
+	in := make(map[int]bool, len(tree))
+	whole, denied = map[int]bool{}, map[int]bool{}
+	for _, p := range tree {
+		in[p.pid] = true
+		whole[p.pgid] = true
+	}
+	for _, p := range procs {
+		if whole[p.pgid] && !in[p.pid] && p.live() {
+			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
+		}
+	}
+	for _, p := range tree {
+		if errors.Is(signalProc(p, 0, send), unix.EPERM) {
+			denied[p.pid], whole[p.pgid] = true, false
+		}
+	}
+	return whole, denied
 }
 
 // errGone is signalProc's error when the process exited (its pid may even
@@ -158,8 +169,8 @@ func killTree(root int, reap func(), send signaller) (killed, refused []proc, er
 }
 
 // pause waits a little between rounds that found only dying processes,
-// longer as rounds go by (at most 10 ms): a SIGKILLed process takes a few
-// microseconds to become a zombie, longer under load.
+// longer as rounds go by (a hundredth of a second at most): a SIGKILLed
+// process takes a few microseconds to become a zombie, longer under load.
 func pause(round int) {
 	time.Sleep(time.Duration(min(round+1, 10)) * time.Millisecond)
 }
