@@ -4,6 +4,7 @@ package qos
 
 import (
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -127,7 +128,7 @@ func (h *holder) start() helperStatus {
 		}
 	}
 	cmd := h.command()
-	o := &startOpts{cgroup: spec.Cgroup, fg: -1, ptrace: func() bool { return spec.Ptrace },
+	o := &startOpts{cgroup: spec.Cgroup, fg: -1, ptrace: func() bool { return spec.Ptrace }, fork: forkExec,
 		report: func(err error) { steps = append(steps, stepOf(err)) }}
 	if spec.Foreground {
 		o.fg = spec.Ctty
@@ -141,9 +142,8 @@ func (h *holder) start() helperStatus {
 		h.removeCgroup()
 		return statusOf(err)
 	}
-	h.agent = cmd.Process.Pid
+	h.agent = o.pid // reaped below, with whatever else comes to the holder
 	st := helperStatus{Holder: os.Getpid(), Agent: h.agent, AgentStart: startTime(h.agent), Cgroup: h.cgroup, Steps: steps}
-	_ = cmd.Process.Release() // reaped below, with whatever else comes to the holder
 	if h.cgroup != "" {
 		_, _ = unix.Write(h.keeper, []byte("cgroup "+h.cgroup+"\n"))
 	}
@@ -164,6 +164,26 @@ func (h *holder) command() *exec.Cmd {
 	}
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	return cmd
+}
+
+// forkExec starts cmd, which holds nothing os/exec must copy (its stdio and
+// ExtraFiles are descriptors), with syscall.ForkExec: os/exec's first start
+// in a process forks once more (os, checkPidfd), and the holder starts one
+// command. Its error is os/exec's: fork/exec <path>.
+func forkExec(cmd *exec.Cmd) (int, error) {
+	files := []uintptr{0, 1, 2}
+	for _, f := range cmd.ExtraFiles {
+		fd := ^uintptr(0) // closed in the command
+		if f != nil {
+			fd = f.Fd()
+		}
+		files = append(files, fd)
+	}
+	pid, err := syscall.ForkExec(cmd.Path, cmd.Args, &syscall.ProcAttr{Dir: cmd.Dir, Env: cmd.Env, Files: files, Sys: cmd.SysProcAttr})
+	if err != nil {
+		return 0, &fs.PathError{Op: "fork/exec", Path: cmd.Path, Err: err}
+	}
+	return pid, nil
 }
 
 // ownSessionWait bounds how long a Setsid command's start waits for the

@@ -126,7 +126,7 @@ func (sp *spawner) run(s setting, locked chan<- struct{}) {
 		for _, r := range reqs {
 			o := startRecovered(r.work)
 			if o.err == nil && !o.panicked {
-				kids.add(r.cmd.Process.Pid)
+				kids.add(r.cmd.Process.Pid) // the app's own cmd: the holder forks no Pdeathsig command
 			}
 			r.reply <- o
 		}

@@ -23,7 +23,25 @@ type startOpts struct {
 	// ptrace tells whether a child may call PTRACE_TRACEME here; nil:
 	// ptraceUsable. The holder is told the app's answer.
 	ptrace func() bool
-	dir    string // set by startAt: the command's cgroup, or ""
+	// fork starts cmd and returns its pid; nil: cmd.Start. The holder
+	// forks with syscall.ForkExec (see forkExec).
+	fork func(cmd *exec.Cmd) (pid int, err error)
+	dir  string // set by startAt: the command's cgroup, or ""
+	pid  int    // set by startAt: the command's pid
+}
+
+// start forks cmd as o says and notes its pid.
+func (o *startOpts) start(cmd *exec.Cmd) error {
+	if o.fork != nil {
+		pid, err := o.fork(cmd)
+		o.pid = pid
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	o.pid = cmd.Process.Pid
+	return nil
 }
 
 // startAt starts cmd at setting s. Whatever it changes in SysProcAttr it
@@ -34,9 +52,9 @@ func startAt(cmd *exec.Cmd, s setting, o *startOpts) error {
 	pdeath := caller != nil && caller.Pdeathsig != 0
 	if s == (setting{}) && o.fg < 0 {
 		if pdeath && !caller.Ptrace {
-			return startOnSpawner(cmd, s, cmd.Start) // the signal means the app died, in every mode
+			return startOnSpawner(cmd, s, func() error { return o.start(cmd) }) // the signal means the app died, in every mode
 		}
-		return cmd.Start()
+		return o.start(cmd)
 	}
 	if caller != nil && caller.Ptrace {
 		return fmt.Errorf("qos: start %s: SysProcAttr.Ptrace is tied to the starting thread, which Start retires", cmd.Path)
@@ -49,14 +67,14 @@ func startAt(cmd *exec.Cmd, s setting, o *startOpts) error {
 	o.dir = dir
 	p := plan(cmd, s, o)
 	if pdeath {
-		err = startOnSpawner(cmd, p.fork, p.start(cmd))
+		err = startOnSpawner(cmd, p.fork, p.start(cmd, o))
 	} else {
-		err = runLowered(lowerTo(p.fork), p.start(cmd))
+		err = runLowered(lowerTo(p.fork), p.start(cmd, o))
 	}
 	if err != nil {
 		return dirError(cmd, err)
 	}
-	p.after(cmd, o.report)
+	p.after(cmd, o.pid, o.report)
 	return nil
 }
 
@@ -118,15 +136,15 @@ func plan(cmd *exec.Cmd, s setting, o *startOpts) *startPlan {
 	return x
 }
 
-// start returns the work that runs on the forking thread: cmd.Start, then,
+// start returns the work that runs on the forking thread: the fork, then,
 // for a traced child, the steps at its exec, on the same thread (the
 // tracer).
-func (x *startPlan) start(cmd *exec.Cmd) func() error {
+func (x *startPlan) start(cmd *exec.Cmd, o *startOpts) func() error {
 	return func() error {
-		if err := cmd.Start(); err != nil {
+		if err := o.start(cmd); err != nil {
 			return err
 		}
-		pid := cmd.Process.Pid
+		pid := o.pid
 		if x.session {
 			x.at.session = newSession(pid, pid, x.set.nice, cmd.Path)
 		}
@@ -141,8 +159,7 @@ func (x *startPlan) start(cmd *exec.Cmd) func() error {
 // the autogroup write the exec could not take (the kernel's rate limit, or
 // a child not traced). The child runs and belongs to the caller from here
 // on: nothing that happens to these steps stops it.
-func (x *startPlan) after(cmd *exec.Cmd, report func(error)) {
-	pid := cmd.Process.Pid
+func (x *startPlan) after(cmd *exec.Cmd, pid int, report func(error)) {
 	fail := func(step string, err error) {
 		serr := &stepError{path: cmd.Path, pid: pid, step: step, err: err}
 		autogroups.fail(pid, startTime(pid), serr)
