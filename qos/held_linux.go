@@ -89,7 +89,7 @@ func startKeeper(cmd *exec.Cmd, sock *os.File) error {
 	keeper := *attr
 	keeper.Pdeathsig = 0
 	cmd.Path, cmd.Args, cmd.Dir = selfExe, []string{"qos-keeper"}, ""
-	cmd.Env = helperEnviron(fmt.Sprintf("keeper:%d", 3+len(extra)))
+	cmd.Env = helperEnviron(fmt.Sprintf("keeper:%d:%s", 3+len(extra), extraFiles(extra)))
 	if raceEnabled {
 		cmd.Env = append(cmd.Env, "GORACE="+strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0"))
 	}

@@ -437,3 +437,23 @@ func TestHeldStartErrorNamesCommand(t *testing.T) {
 		assert.Nil(t, cmd.Process)
 	})
 }
+
+// TestHeldExtraFilesNil: an ExtraFiles entry left nil is closed in the
+// command, and the next keeps its number, as with os/exec, however the
+// helpers' own descriptors fall.
+func TestHeldExtraFilesNil(t *testing.T) {
+	var g Group
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	cmd := exec.Command("/bin/sh", "-c", `if { true >&3; } 2>/dev/null; then echo 3 open >&4; else echo 3 closed >&4; fi`)
+	cmd.ExtraFiles = []*os.File{nil, w}
+	cmd.WaitDelay = helperWaitDelay
+	require.NoError(t, g.Start(cmd, Agent, ModeBackground))
+	require.NoError(t, w.Close())
+	out, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, "3 closed\n", string(out))
+	stopGroup(t, &g)
+}

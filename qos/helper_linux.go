@@ -17,9 +17,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// helperEnvVar carries a helper's role and descriptor numbers from the app
-// to the keeper ("keeper:<app socket>") and from the keeper to the holder
-// ("holder:<app socket>:<keeper socket>"). The command's own environment
+// helperEnvVar carries a helper's role, descriptor numbers and which of the
+// command's ExtraFiles are open from the app to the keeper ("keeper:<app
+// socket>:<extra>") and from the keeper to the holder ("holder:<app
+// socket>:<keeper socket>:<extra>"), extra being one character for each of
+// fds 3 to the app socket's: '1' open, '0' an entry the app left nil. A
+// helper cannot tell those from what it sees: the Go runtime opens
+// descriptors of its own before main (the cgroup files it reads for
+// GOMAXPROCS), in the lowest free slots. The command's own environment
 // travels in the spec, so this never reaches it.
 const helperEnvVar = "OFFMAIN_QOS_HELPER"
 
@@ -42,21 +47,19 @@ func runHelper() {
 
 // helperMain runs the helper v names and returns its exit status.
 func helperMain(v string) int {
-	role, rest, _ := strings.Cut(v, ":")
-	var fds []int
-	for f := range strings.SplitSeq(rest, ":") {
-		fd, err := strconv.Atoi(f)
+	f := strings.Split(v, ":")
+	fd := func(i int) int {
+		n, err := strconv.Atoi(f[i])
 		if err != nil {
-			fds = nil
-			break
+			return -1
 		}
-		fds = append(fds, fd)
+		return n
 	}
 	switch {
-	case role == "keeper" && len(fds) == 1:
-		return runKeeper(fds[0])
-	case role == "holder" && len(fds) == 2:
-		return runHolder(fds[0], fds[1])
+	case f[0] == "keeper" && len(f) == 3 && fd(1) >= 3 && len(f[2]) == fd(1)-3:
+		return runKeeper(fd(1), f[2])
+	case f[0] == "holder" && len(f) == 4 && fd(1) >= 3 && fd(2) >= 0 && len(f[3]) == fd(1)-3:
+		return runHolder(fd(1), fd(2), f[3])
 	}
 	fmt.Fprintf(os.Stderr, "qos: %s=%q names no helper\n", helperEnvVar, v)
 	return 2
@@ -255,6 +258,31 @@ func devNull() {
 	for fd := range 3 {
 		_ = unix.Dup3(int(f.Fd()), fd, 0)
 	}
+}
+
+// extraFiles words which of files, a command's ExtraFiles, are open, for
+// helperEnvVar.
+func extraFiles(files []*os.File) string {
+	b := make([]byte, len(files))
+	for i, f := range files {
+		b[i] = '0'
+		if f != nil {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}
+
+// extraFds returns the descriptors that hold the command's ExtraFiles, as
+// helperEnvVar's extra says.
+func extraFds(extra string) map[int]bool {
+	open := map[int]bool{}
+	for i, c := range extra {
+		if c == '1' {
+			open[3+i] = true
+		}
+	}
+	return open
 }
 
 // reapAll reaps every child that exited, calling each with its pid and

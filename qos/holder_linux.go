@@ -34,6 +34,7 @@ import (
 
 type holder struct {
 	spec   helperSpec
+	extra  map[int]bool  // the command's ExtraFiles that are open (see helperEnvVar)
 	keeper int           // the keeper's socket
 	watch  *sessionWatch // the tree's sessions' autogroups; nil: none to watch
 	agent  int           // the command's pid
@@ -43,13 +44,13 @@ type holder struct {
 
 // runHolder is the holder's main. sock is the app's socket, kfd the
 // keeper's; fds 3 to 3+Extra-1 are the command's ExtraFiles.
-func runHolder(sock, kfd int) int {
+func runHolder(sock, kfd int, extraOpen string) int {
 	setName("qos-holder")
 	unix.CloseOnExec(sock)
 	unix.CloseOnExec(kfd)
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
-	h := &holder{keeper: kfd}
+	h := &holder{keeper: kfd, extra: extraFds(extraOpen)}
 	if err := recvJSON(sock, &h.spec); err != nil {
 		return 127 // the app is gone
 	}
@@ -67,7 +68,7 @@ func runHolder(sock, kfd int) int {
 		return 0
 	}
 	devNull()
-	for fd := 3; fd < 3+h.spec.Extra; fd++ {
+	for fd := range h.extra {
 		_ = unix.Close(fd)
 	}
 	h.hold(sigs, eof(sock), eof(kfd))
@@ -157,7 +158,7 @@ func (h *holder) command() *exec.Cmd {
 	cmd := &exec.Cmd{Path: s.Path, Args: s.Args, Env: s.Env, Dir: s.Dir, Stdin: os.Stdin, Stdout: os.Stdout, Stderr: os.Stderr}
 	for fd := 3; fd < 3+s.Extra; fd++ {
 		var f *os.File
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err == nil {
+		if h.extra[fd] {
 			f = os.NewFile(uintptr(fd), "fd "+strconv.Itoa(fd))
 		}
 		cmd.ExtraFiles = append(cmd.ExtraFiles, f) // nil: an entry the app left nil, closed in the command

@@ -46,21 +46,23 @@ var forwarded = []os.Signal{
 
 // runKeeper is the keeper's main. sock is the app's socket, which the
 // holder answers on; fds 3 to sock-1 are the command's ExtraFiles.
-func runKeeper(sock int) int {
+func runKeeper(sock int, extraOpen string) int {
+	extra := extraFds(extraOpen)
 	setName("qos-keeper")
 	sigs := make(chan os.Signal, 32)
 	signal.Notify(sigs, append([]os.Signal{unix.SIGCHLD}, forwarded...)...)
 	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
 		return keeperFailed(sock, os.NewSyscallError("prctl(PR_SET_CHILD_SUBREAPER)", err))
 	}
-	holder, lines, err := startHolder(sock)
+	holder, lines, err := startHolder(sock, extraOpen)
 	if err != nil {
 		return keeperFailed(sock, err)
 	}
 	devNull()
-	for fd := 3; fd <= sock; fd++ {
-		_ = unix.Close(fd) // the command's and the app's: the holder's now
+	for fd := range extra {
+		_ = unix.Close(fd) // the command's: the holder's now
 	}
+	_ = unix.Close(sock)
 	k := &keeperState{}
 	for {
 		select {
@@ -121,25 +123,27 @@ func (k *keeperState) holderExited(lines <-chan string, ws syscall.WaitStatus) i
 }
 
 // startHolder starts the holder with the command's descriptors (0 to
-// sock, sock the app's socket) and, as sock+1, the keeper's socket, on
-// which the holder names the command's cgroup and tells the command's end.
-// It forks with syscall.ForkExec rather than os/exec, whose first start in
-// a process costs one more fork (os, checkPidfd).
-func startHolder(sock int) (pid int, lines <-chan string, err error) {
+// sock-1, those extraOpen names from 3 on) and the app's socket as sock, and, as
+// sock+1, the keeper's socket, on which the holder names the command's
+// cgroup and tells the command's end. It forks with syscall.ForkExec
+// rather than os/exec, whose first start in a process costs one more fork
+// (os, checkPidfd).
+func startHolder(sock int, extraOpen string) (pid int, lines <-chan string, err error) {
+	extra := extraFds(extraOpen)
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
 		return 0, nil, os.NewSyscallError("socketpair", err)
 	}
 	files := []uintptr{0, 1, 2}
-	for fd := 3; fd <= sock; fd++ {
-		if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+	for fd := 3; fd < sock; fd++ {
+		if !extra[fd] {
 			files = append(files, ^uintptr(0)) // an ExtraFiles entry the app left nil: closed in the child
 			continue
 		}
 		files = append(files, uintptr(fd))
 	}
-	files = append(files, uintptr(pair[1]))
-	env := helperEnviron(fmt.Sprintf("holder:%d:%d", sock, sock+1))
+	files = append(files, uintptr(sock), uintptr(pair[1]))
+	env := helperEnviron(fmt.Sprintf("holder:%d:%d:%s", sock, sock+1, extraOpen))
 	pid, err = syscall.ForkExec(selfExe, []string{"qos-holder"}, &syscall.ProcAttr{Env: env, Files: files})
 	_ = unix.Close(pair[1])
 	if err != nil {
