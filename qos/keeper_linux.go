@@ -45,7 +45,8 @@ var forwarded = []os.Signal{
 }
 
 // runKeeper is the keeper's main. sock is the app's socket, which the
-// holder answers on; fds 3 to sock-1 are the command's ExtraFiles.
+// holder answers on; fds 3 to sock-1 are the command's ExtraFiles, open as
+// extraOpen says (see helperEnvVar).
 func runKeeper(sock int, extraOpen string) int {
 	extra := extraFds(extraOpen)
 	setName("qos-keeper")
@@ -123,11 +124,11 @@ func (k *keeperState) holderExited(lines <-chan string, ws syscall.WaitStatus) i
 }
 
 // startHolder starts the holder with the command's descriptors (0 to
-// sock-1, those extraOpen names from 3 on) and the app's socket as sock, and, as
-// sock+1, the keeper's socket, on which the holder names the command's
-// cgroup and tells the command's end. It forks with syscall.ForkExec
-// rather than os/exec, whose first start in a process costs one more fork
-// (os, checkPidfd).
+// sock-1, of 3 and up those extraOpen names), the app's socket as sock,
+// and as sock+1 the keeper's socket, on which the holder names the
+// command's cgroup and tells the command's end. It forks with
+// syscall.ForkExec rather than os/exec, whose first start in a process
+// costs one more fork (os, checkPidfd).
 func startHolder(sock int, extraOpen string) (pid int, lines <-chan string, err error) {
 	extra := extraFds(extraOpen)
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
