@@ -38,8 +38,8 @@ type Applied struct {
 	// it started (Linux: "autogroup nice 15"); nil when none.
 	Pending []string
 	// Failed is the error of such a step that failed for this process,
-	// also passed to the Group's OnError; nil when none failed. It is kept
-	// while the process runs.
+	// also reported (to the Group's OnError, else slog.Default); nil when
+	// none failed. It is kept while the process runs.
 	Failed error
 
 	// Processes and Threads count the process's tree (Linux): the process

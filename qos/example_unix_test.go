@@ -46,8 +46,9 @@ func ExampleGroup() {
 	// <nil>
 }
 
-// A short command the app waits for itself, whose tree need not be held,
-// starts through Start: here git's status at the Background tier.
+// A short command the app waits for itself, and whose tree need not be
+// held, starts through Start: here a stand-in for git status, at the
+// Background tier.
 func ExampleStart() {
 	status := exec.Command("sh", "-c", "echo clean")
 	out, err := status.StdoutPipe()
