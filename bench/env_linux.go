@@ -81,7 +81,7 @@ func autogroup() string {
 	switch a, err := qos.Inspect(os.Getpid()); {
 	case err != nil:
 		s += " (" + err.Error() + ")"
-	case a.Autogroup == qos.RootAutogroup:
+	case a.Autogroup == "/": // the kernel's default autogroup (Applied.Autogroup)
 		s += " (bench in the default autogroup, /)"
 	case a.Autogroup != "":
 		s += fmt.Sprintf(" (bench in %s nice %d)", a.Autogroup, a.AutogroupNice)

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -28,7 +29,7 @@ func init() {
 
 // burstCount is what a burst of Starts did: how many started, how many
 // Starts returned an error, how many children did not exit by themselves
-// with status 0, and how many failures Options.OnError got.
+// with status 0, and how many failures were reported (logged).
 type burstCount struct {
 	Started, Errors, Killed, Reported int
 }
@@ -39,8 +40,8 @@ type burstReport struct {
 	Concurrent     burstCount
 	AtNice         int       // long-lived children whose autogroup reached utilityNice
 	DelaysMs       []float64 // from each one's Start returning to that
-	NoSetsidQueued int64     // steps queued by Starts without Setsid
-	Failures       []string  // what OnError got
+	NoSetsidWrites int64     // autogroup writes for Starts without Setsid
+	Failures       []string  // what was reported
 }
 
 // setsidBurstsHelper makes the bursts of TestAutogroupRateLimit and prints
@@ -50,17 +51,20 @@ func setsidBurstsHelper() int {
 	var (
 		reported atomic.Int64
 		mu       sync.Mutex
+		writes   atomic.Int64
 	)
-	o := Options{OnError: func(_ *exec.Cmd, err error) {
+	write := autogroups.write // before any work is queued
+	autogroups.write = func(s *session) error { writes.Add(1); return write(s) }
+	slog.SetDefault(slog.New(errHandler(func(err error) {
 		reported.Add(1)
 		mu.Lock()
 		r.Failures = append(r.Failures, err.Error())
 		mu.Unlock()
-	}}
+	})))
 	for range 20 {
 		cmd := exec.Command("/bin/true")
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-		if err := o.Start(cmd, Agent, ModeUtility); err != nil {
+		if err := Start(cmd, Agent, ModeUtility); err != nil {
 			r.Sequential.Errors++
 			continue
 		}
@@ -74,14 +78,15 @@ func setsidBurstsHelper() int {
 		return 1
 	}
 	r.Sequential.Reported = int(reported.Swap(0))
-	r.Concurrent, r.AtNice, r.DelaysMs = concurrentBurst(o)
+	r.Concurrent, r.AtNice, r.DelaysMs = concurrentBurst()
 	r.Concurrent.Reported = int(reported.Load())
 	mu.Lock()
 	defer mu.Unlock()
-	before := afterStart.queued.Load()
-	noSetsid, _, _ := startMany(Options{}, false)
-	r.NoSetsidQueued = afterStart.queued.Load() - before
+	before := writes.Load()
+	noSetsid, _, _ := startMany(false)
 	endAll(noSetsid)
+	_ = waitAll()
+	r.NoSetsidWrites = writes.Load() - before
 	b, _ := json.Marshal(r)
 	fmt.Println(string(b))
 	return 0
@@ -89,8 +94,8 @@ func setsidBurstsHelper() int {
 
 // concurrentBurst starts 20 long-lived Setsid children at once and follows
 // their autogroups until each reaches utilityNice (at most 30 s).
-func concurrentBurst(o Options) (burstCount, int, []float64) {
-	cmds, started, errs := startMany(o, true)
+func concurrentBurst() (burstCount, int, []float64) {
+	cmds, started, errs := startMany(true)
 	c := burstCount{Started: len(cmds), Errors: errs}
 	var delays []float64
 	deadline := time.Now().Add(30 * time.Second)
@@ -113,7 +118,7 @@ func concurrentBurst(o Options) (burstCount, int, []float64) {
 // startMany starts 20 children that wait for stdin to close (cat), at once,
 // in new sessions or not, and returns the ones that started, when each Start
 // returned, and how many Starts failed.
-func startMany(o Options, setsid bool) ([]*exec.Cmd, []time.Time, int) {
+func startMany(setsid bool) ([]*exec.Cmd, []time.Time, int) {
 	var (
 		mu      sync.Mutex
 		wg      sync.WaitGroup
@@ -127,7 +132,7 @@ func startMany(o Options, setsid bool) ([]*exec.Cmd, []time.Time, int) {
 			cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: setsid}
 			cmd.Stdout = io.Discard
 			in, perr := cmd.StdinPipe()
-			err := errors.Join(perr, o.Start(cmd, Agent, ModeUtility))
+			err := errors.Join(perr, Start(cmd, Agent, ModeUtility))
 			now := time.Now()
 			mu.Lock()
 			defer mu.Unlock()
@@ -163,14 +168,32 @@ func endAll(cmds []*exec.Cmd) (killed int) {
 func waitAll() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	return afterStart.wait(ctx)
+	return WaitApplied(ctx)
+}
+
+// errHandler is a slog.Handler that passes the "err" of each record to
+// its function: how a test sees the errors qos logs.
+type errHandler func(error)
+
+func (h errHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h errHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h errHandler) WithGroup(string) slog.Handler            { return h }
+
+func (h errHandler) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if err, ok := a.Value.Any().(error); ok && a.Key == "err" {
+			h(err)
+		}
+		return true
+	})
+	return nil
 }
 
 // autogroupExhaustedHelper starts, as an unprivileged user whose autogroup
 // writes all meet the rate limit, a Setsid child that waits on its stdin,
 // and prints what Start returned, whether the child still ran after its
-// step failed, and what OnError and Inspect said. The pacer gives a write up
-// after a budget, cut to 1 s here.
+// step failed, and what was reported (logged) and what Inspect said. The
+// pacer gives a write up after a budget, cut to 1 s here.
 //
 // The test keeps the limit exhausted by writing without pause, but a pause
 // of 100 ms in those writes (the VM's CPUs taken away by its host under
@@ -178,7 +201,7 @@ func waitAll() error {
 // run is no test of a late failure, so the helper ends that child and tries
 // again, up to 5 times.
 func autogroupExhaustedHelper() int {
-	afterStart.budget = time.Second
+	autogroups.budget = time.Second
 	for range 5 {
 		if done, code := autogroupExhaustedOnce(); done {
 			return code
@@ -197,8 +220,8 @@ func autogroupExhaustedOnce() (done bool, code int) {
 		return true, 1
 	}
 	reported := make(chan error, 1)
-	o := Options{OnError: func(_ *exec.Cmd, err error) { reported <- err }}
-	err = o.Start(cmd, Agent, ModeUtility)
+	slog.SetDefault(slog.New(errHandler(func(err error) { reported <- err })))
+	err = Start(cmd, Agent, ModeUtility)
 	if werr := waitAll(); werr != nil {
 		fmt.Println(werr)
 		return true, 1
@@ -217,8 +240,8 @@ func autogroupExhaustedOnce() (done bool, code int) {
 	stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cmd.Process.Pid))
 	running := ierr == nil && !strings.Contains(string(stat), ") Z ")
 	_ = in.Close()
-	var se *StepError
-	fmt.Printf("start: %v; running after the failure: %t; OnError: %T wrapping EAGAIN: %t; Inspect: wraps EAGAIN: %t; exit: %v\n",
+	var se *stepError
+	fmt.Printf("start: %v; running after the failure: %t; reported: %T wrapping EAGAIN: %t; Inspect: wraps EAGAIN: %t; exit: %v\n",
 		err, running, got, errors.As(got, &se) && errors.Is(got, unix.EAGAIN), errors.Is(a.Failed, unix.EAGAIN), cmd.Wait())
 	return true, 0
 }
@@ -226,12 +249,16 @@ func autogroupExhaustedOnce() (done bool, code int) {
 func init() { helpers["cgroup-delegated"] = cgroupDelegatedHelper }
 
 // cgroupDelegatedHelper runs as an unprivileged user inside the cgroup
-// QOS_TEST_CGROUP delegated to it, and prints what Start with that cgroup
-// as Options.Cgroup does before and after JoinLeaf.
+// QOS_TEST_CGROUP delegated to it, and prints what a Group's Start with
+// that cgroup as Group.Cgroup does before and after JoinLeaf: first
+// without the helpers (as in an app without Main), so that the command
+// itself is in the tier's leaf, then held.
 func cgroupDelegatedHelper() int {
 	dir := os.Getenv("QOS_TEST_CGROUP")
 	fmt.Printf("uid %d in %s\n", os.Geteuid(), ownCgroup(os.Getpid()))
-	o := Options{Cgroup: dir}
+	hooked.Store(false)
+	slog.SetDefault(slog.New(slog.DiscardHandler)) // that this Group holds less is known
+	o := &Group{Cgroup: dir}
 	first := exec.Command("/bin/true")
 	err := o.Start(first, Agent, ModeUtility)
 	fmt.Printf("in its own cgroup: EBUSY %t, names JoinLeaf %t, started %t\n",
@@ -248,6 +275,7 @@ func cgroupDelegatedHelper() int {
 	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s\n", err, ownCgroup(cmd.Process.Pid), strings.TrimSpace(string(knob)))
 	_ = in.Close()
 	_ = cmd.Wait()
+	hooked.Store(true)
 	groupInCgroup(dir)
 	return 0
 }
@@ -257,7 +285,7 @@ func cgroupDelegatedHelper() int {
 // what Stop said (it kills through cgroup.kill) and whether the command's
 // own cgroup is gone afterwards.
 func groupInCgroup(dir string) {
-	g := Group{Options: Options{Cgroup: dir}, KillAfter: 200 * time.Millisecond}
+	g := Group{Cgroup: dir, KillAfter: 200 * time.Millisecond}
 	cmd := exec.Command("/bin/sh", "-c", "(trap '' TERM; echo $(sh -c 'echo $PPID'); exec sleep 1000) & wait")
 	out, _ := cmd.StdoutPipe()
 	if err := g.Start(cmd, Agent, ModeUtility); err != nil {

@@ -3,12 +3,16 @@
 package qos
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Autogroup (sched(7), "The autogroup feature"): with
@@ -17,6 +21,14 @@ import (
 // child's own nice value no longer weighs against the GUI. The group's own
 // weight comes from the nice value written to /proc/<pid>/autogroup.
 const autogroupSysctl = "/proc/sys/kernel/sched_autogroup_enabled"
+
+// rootAutogroup is the name Inspect reports for the kernel's default
+// autogroup: the one every process belongs to until it or an ancestor calls
+// setsid(2). The kernel prints nothing for it in /proc/<pid>/autogroup
+// (kernel/sched/autogroup.c, proc_sched_autogroup_show_task skips a group
+// that is not an autogroup, and the default one is the root task group),
+// and its nice value cannot be changed, so it is always 0.
+const rootAutogroup = "/"
 
 // autogroup reads /proc/<pid>/autogroup.
 func autogroup(pid int) (name string, nice int, err error) {
@@ -36,7 +48,7 @@ func autogroup(pid int) (name string, nice int, err error) {
 func parseAutogroup(s string) (name string, nice int, err error) {
 	f := strings.Fields(s)
 	if len(f) == 0 {
-		return RootAutogroup, 0, nil
+		return rootAutogroup, 0, nil
 	}
 	if len(f) != 3 || f[1] != "nice" {
 		return "", 0, fmt.Errorf("unexpected %q", s)
@@ -103,4 +115,106 @@ func rootTaskGroup(pid int) bool {
 		}
 	}
 	return true
+}
+
+// A session is an autogroup whose nice value qos sets to a tier's: that of
+// a new session a command made (Setsid), or one a held tree's process made
+// later. The autogroup belongs to the session (kernel/sched/autogroup.c,
+// sched_autogroup_create_attach at setsid), so the write goes through pid
+// while it runs, else through any member of the session still running: a
+// daemonizing child (a wrapper script, nohup, a double fork) exits at once
+// and leaves its session to a grandchild.
+type session struct {
+	pid    int         // a process in it, the leader for a new session
+	start  uint64      // pid's start time
+	sid    int         // the session's id: its leader's pid
+	name   string      // the autogroup as first read ("/autogroup-42"), or ""
+	nice   int         // the tier's nice value
+	app    string      // the app's autogroup, never written: its members weigh within it already
+	path   string      // the command whose session it is, for errors
+	report func(error) // where a failure goes; nil: only Inspect shows it
+
+	// Owned by the pacer (under its lock).
+	refused time.Time     // when the rate limit first refused it
+	done    chan struct{} // closed once the write landed, was dropped or failed
+	err     error         // why it failed, a *stepError; set before done closes
+}
+
+// newSession returns the session that process pid, of command path, is in,
+// led by sid, for the tier's nice value.
+func newSession(pid, sid, nice int, path string) *session {
+	s := &session{pid: pid, start: startTime(pid), sid: sid, nice: nice, path: path, done: make(chan struct{})}
+	s.name, _, _ = autogroup(pid)
+	s.app, _, _ = autogroup(os.Getpid())
+	return s
+}
+
+func (s *session) step() string { return fmt.Sprintf("autogroup nice %d", s.nice) }
+
+// target is the process the write goes through: pid while it runs, else a
+// member of the session still running that is in the same autogroup (its
+// ids only grow, so no later session that got the same sid is touched), or
+// that started after pid when the autogroup was not read.
+func (s *session) target() (pid int, start uint64, ok bool) {
+	if running(s.pid, s.start) {
+		return s.pid, s.start, true
+	}
+	procs, err := allProcs()
+	if err != nil {
+		return 0, 0, false
+	}
+	for _, p := range procs {
+		if p.sid != s.sid || !p.live() || s.name == "" && p.start < s.start {
+			continue
+		}
+		if s.name != "" {
+			if name, _, err := autogroup(p.pid); err != nil || name != s.name {
+				continue
+			}
+		}
+		return p.pid, p.start, true
+	}
+	return 0, 0, false
+}
+
+// write sets the session's autogroup to the tier's nice value. A session
+// with no member left needs nothing. An EAGAIN (the rate limit) is returned
+// as it is, for the pacer to retry; a member that exits while the write is
+// under way gives way to the next.
+func (s *session) write() error {
+	for range 3 {
+		pid, start, ok := s.target()
+		if !ok {
+			return nil
+		}
+		err := writeGroupNice(pid, start, s.nice, s.app)
+		if err == nil || errors.Is(err, unix.EAGAIN) || running(pid, start) {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGroupNice writes nice to /proc/<pid>/autogroup unless the process
+// is in the app's autogroup app or not in the root task group. The file is
+// opened before the last look at the process: if it still runs then, the
+// open file is its own, not that of a later process given its pid.
+func writeGroupNice(pid int, start uint64, nice int, app string) error {
+	if !rootTaskGroup(pid) {
+		return nil // a cgroup with the cpu controller weighs it, not its autogroup
+	}
+	name, _, err := autogroup(pid)
+	if err != nil || name == app {
+		return err // nil: not in a new autogroup, its nice value competes already
+	}
+	file, err := os.OpenFile("/proc/"+strconv.Itoa(pid)+"/autogroup", os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	defer file.Close()
+	if !running(pid, start) {
+		return nil
+	}
+	_, err = file.WriteString(strconv.Itoa(nice))
+	return err
 }

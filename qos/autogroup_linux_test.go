@@ -27,8 +27,8 @@ import (
 // EACCES), and 20 long-lived ones started at once (a window restoring its
 // terminal tabs). No Start may fail and no child may be killed or reported
 // failed; each long child's autogroup must reach the tier's nice value, the
-// n-th about n x 100 ms after it started. Starts without Setsid queue no
-// autogroup step at all.
+// n-th about n x 100 ms after it started. Starts without Setsid make no
+// autogroup write at all.
 func TestAutogroupRateLimit(t *testing.T) {
 	cmd := unprivilegedHelperCmd(t, "TestAutogroupRateLimit", "setsid-bursts")
 	out, err := cmd.CombinedOutput()
@@ -38,7 +38,7 @@ func TestAutogroupRateLimit(t *testing.T) {
 	assert.Equal(t, burstCount{Started: 20}, r.Sequential, "20 sequential short-lived Setsid starts; failures: %q", r.Failures)
 	assert.Equal(t, burstCount{Started: 20}, r.Concurrent, "20 concurrent long-lived Setsid starts; failures: %q", r.Failures)
 	assert.Equal(t, 20, r.AtNice, "long-lived children whose autogroup reached nice %d", utilityNice)
-	assert.Zero(t, r.NoSetsidQueued, "steps queued for 20 Starts without Setsid")
+	assert.Zero(t, r.NoSetsidWrites, "autogroup writes for 20 Starts without Setsid")
 	require.Len(t, r.DelaysMs, 20)
 	slices.Sort(r.DelaysMs)
 	// Spacing: the n-th write lands about n x 100 ms after the first. How
@@ -77,9 +77,9 @@ func unprivilegedHelperCmd(t *testing.T, test, name string) *exec.Cmd {
 }
 
 // TestLateStepFailureKeepsChild checks that a step failing after the child
-// started leaves the child running and Start's result nil, and reaches
-// Options.OnError and Inspect: the autogroup write of a Setsid child never
-// landing. A write by root is exempt from the rate limit but moves the
+// started leaves the child running and Start's result nil, and is
+// reported (logged: Start has no Group's OnError) and shown by Inspect: the
+// autogroup write of a Setsid child never landing. A write by root is exempt from the rate limit but moves the
 // limit's window on (kernel/sched/autogroup.c,
 // proc_sched_autogroup_set_nice), so while this test, as root, rewrites the
 // autogroup nice value of a Setsid child of its own without pause, every
@@ -101,7 +101,7 @@ func TestLateStepFailureKeepsChild(t *testing.T) {
 	t.Cleanup(func() { _ = in.Close(); _ = spin.Wait() })
 	name, nice, err := autogroup(spin.Process.Pid)
 	require.NoError(t, err)
-	require.NotEqual(t, RootAutogroup, name, "a Setsid child gets an autogroup of its own")
+	require.NotEqual(t, rootAutogroup, name, "a Setsid child gets an autogroup of its own")
 	path := "/proc/" + strconv.Itoa(spin.Process.Pid) + "/autogroup"
 	require.NoError(t, writeFile(path, strconv.Itoa(nice)), "root's write to a child's autogroup")
 	stop := make(chan struct{})
@@ -139,7 +139,7 @@ func TestLateStepFailureKeepsChild(t *testing.T) {
 	close(stop)
 	wg.Wait()
 	require.NoError(t, err, "helper output:\n%s", out)
-	want := "start: <nil>; running after the failure: true; OnError: *qos.StepError wrapping EAGAIN: true; Inspect: wraps EAGAIN: true; exit: <nil>\n"
+	want := "start: <nil>; running after the failure: true; reported: *qos.stepError wrapping EAGAIN: true; Inspect: wraps EAGAIN: true; exit: <nil>\n"
 	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }
 
@@ -155,8 +155,8 @@ func TestParseAutogroup(t *testing.T) {
 	}{
 		{"/autogroup-42 nice 5\n", "/autogroup-42", 5, false},
 		{"/autogroup-7 nice -3\n", "/autogroup-7", -3, false},
-		{"", RootAutogroup, 0, false},
-		{"\n", RootAutogroup, 0, false},
+		{"", rootAutogroup, 0, false},
+		{"\n", rootAutogroup, 0, false},
 		{"/autogroup-42 nice\n", "", 0, true},
 		{"/autogroup-42 prio 5\n", "", 0, true},
 		{"/autogroup-42 nice five\n", "", 0, true},

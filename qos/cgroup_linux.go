@@ -17,7 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// joinCgroup prepares the leaf cgroup for s under o.Cgroup, and in it the
+// joinCgroup prepares the leaf cgroup for s under cgroup, and in it the
 // command's own cgroup sub if sub is not "", and makes cmd start there
 // (SysProcAttr.UseCgroupFD: clone3(2) CLONE_INTO_CGROUP, so no thread or
 // child of the command runs outside it). A cgroup below the leaf takes no
@@ -25,15 +25,15 @@ import (
 // controller (cgroup-v2.rst, "Top-down Constraint"), and it lets the
 // command's tree be killed at once (cgroup.kill). dir is where cmd starts;
 // release closes the descriptor once the command has started.
-func (o Options) joinCgroup(cmd *exec.Cmd, s setting, sub string) (release func(), dir string, err error) {
+func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string) (release func(), dir string, err error) {
 	release = func() {}
-	if o.Cgroup == "" || s.nice == 0 && !s.idle {
+	if cgroup == "" || s.nice == 0 && !s.idle {
 		return release, "", nil
 	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
 		return release, "", nil // the caller chose a cgroup
 	}
-	leaf, err := prepareLeaf(o.Cgroup, s)
+	leaf, err := prepareLeaf(cgroup, s)
 	if err != nil {
 		return nil, "", err
 	}
@@ -138,13 +138,14 @@ func subtreeError(dir string, err error) error {
 }
 
 // JoinLeaf moves the calling process, every thread of it, into the cgroup
-// v2 directory dir/name, made if missing. A cgroup delegated to an app
-// (systemd-run --user --scope -p Delegate=yes, or a unit with Delegate=)
-// holds the app's process itself, and cgroup v2 lets only a cgroup without
-// processes enable controllers for its children (cgroup-v2.rst, "No
-// Internal Process Constraint"). Calling JoinLeaf(dir, "app") once at start
-// empties dir, and dir can then be [Options.Cgroup]. The move needs write
-// access to dir's cgroup.procs, which delegation gives.
+// v2 directory dir/name, made if missing, so that dir can be a [Group]'s
+// Cgroup. An app must call it itself, once at start, before the first
+// Start: a cgroup delegated to an app (systemd-run --user --scope -p
+// Delegate=yes, or a unit with Delegate=) holds the app's own process, and
+// cgroup v2 lets only a cgroup without processes give its children the cpu
+// controller (cgroup-v2.rst, "No Internal Process Constraint"); which
+// cgroup the app's own threads live in is the app's choice, not qos's. The
+// move needs write access to dir's cgroup.procs, which delegation gives.
 func JoinLeaf(dir, name string) error {
 	leaf := filepath.Join(dir, name)
 	if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {

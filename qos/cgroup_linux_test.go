@@ -101,13 +101,16 @@ func cgroup2Mount(t *testing.T) string {
 	return ""
 }
 
-// startedIn starts a waiting shell through o and returns the cgroup v2 path
-// it runs in, from /proc/<pid>/cgroup (line "0::<path>").
-func startedIn(t *testing.T, o Options, cmd *exec.Cmd, m Mode) string {
+// startedIn starts a waiting shell through g, without the helpers (as in
+// an app without Main: the command itself is in the lever's leaf), and
+// returns the cgroup v2 path it runs in, from /proc/<pid>/cgroup (line
+// "0::<path>").
+func startedIn(t *testing.T, g *Group, cmd *exec.Cmd, m Mode) string {
 	t.Helper()
+	unhooked(t)
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	require.NoError(t, o.Start(cmd, Agent, m))
+	require.NoError(t, g.Start(cmd, Agent, m))
 	defer func() { _ = in.Close(); _ = cmd.Wait() }()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cgroup", cmd.Process.Pid))
 	require.NoError(t, err)
@@ -128,7 +131,7 @@ func TestCgroupLever(t *testing.T) {
 			root, strings.TrimSpace(string(have)), cpuV1Note())
 	}
 	rel := strings.TrimPrefix(dir, root)
-	o := Options{Cgroup: dir}
+	g := &Group{Cgroup: dir, OnError: func(error) {}}
 	for _, tc := range []struct {
 		mode       Mode
 		leaf, knob string
@@ -138,7 +141,7 @@ func TestCgroupLever(t *testing.T) {
 		{ModeBackground, "offmain-idle", "cpu.idle", "1"},
 	} {
 		t.Run(string(tc.mode), func(t *testing.T) {
-			got := startedIn(t, o, exec.Command("/bin/sh", "-c", "read stop"), tc.mode)
+			got := startedIn(t, g, exec.Command("/bin/sh", "-c", "read stop"), tc.mode)
 			assert.Equal(t, rel+"/"+tc.leaf, got, "child's cgroup: got %s, want %s", got, rel+"/"+tc.leaf)
 			b, err := os.ReadFile(filepath.Join(dir, tc.leaf, tc.knob))
 			require.NoError(t, err)
@@ -160,13 +163,15 @@ func TestCgroupSkipsAutogroup(t *testing.T) {
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	in, err := cmd.StdinPipe()
 	require.NoError(t, err)
-	require.NoError(t, Options{Cgroup: dir}.Start(cmd, Agent, ModeUtility))
+	unhooked(t)
+	g := Group{Cgroup: dir, OnError: func(error) {}}
+	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
 	defer func() { _ = in.Close(); _ = cmd.Wait() }()
 	waitFollowUps(t)
 	assert.False(t, rootTaskGroup(cmd.Process.Pid), "a child in a cpu cgroup is not in the root task group")
 	a, err := Inspect(cmd.Process.Pid)
 	require.NoError(t, err)
-	assert.NotEqual(t, RootAutogroup, a.Autogroup, "a Setsid child has an autogroup of its own")
+	assert.NotEqual(t, rootAutogroup, a.Autogroup, "a Setsid child has an autogroup of its own")
 	assert.Equal(t, 0, a.AutogroupNice, "autogroup nice: got %d, want 0 (not written)", a.AutogroupNice)
 	assert.NoError(t, a.Failed)
 }
@@ -175,7 +180,8 @@ func TestCgroupWithoutCPUController(t *testing.T) {
 	_, dir, hasCPU := testCgroup(t, false)
 	require.False(t, hasCPU, "a cgroup whose parent enables nothing has no cpu controller")
 	cmd := exec.Command("/bin/true")
-	err := Options{Cgroup: dir}.Start(cmd, Agent, ModeUtility)
+	g := Group{Cgroup: dir}
+	err := g.Start(cmd, Agent, ModeUtility)
 	assert.ErrorContains(t, err, "no cpu controller")
 	assert.Nil(t, cmd.Process, "a command whose cgroup cannot be prepared must not start")
 }
@@ -191,7 +197,7 @@ func TestCgroupCallerChoice(t *testing.T) {
 	defer unix.Close(fd)
 	cmd := exec.Command("/bin/sh", "-c", "read stop")
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
-	got := startedIn(t, Options{Cgroup: dir}, cmd, ModeUtility)
+	got := startedIn(t, &Group{Cgroup: dir, OnError: func(error) {}}, cmd, ModeUtility)
 	assert.Equal(t, strings.TrimPrefix(own, root), got, "child's cgroup: got %s, want the caller's", got)
 	_, err = os.Stat(filepath.Join(dir, fmt.Sprintf("offmain-nice%d", utilityNice)))
 	assert.ErrorIs(t, err, os.ErrNotExist, "Start should not have made a leaf of its own")
@@ -233,7 +239,7 @@ func TestSubtreeError(t *testing.T) {
 // Delegate= does (the directory and its cgroup.procs, cgroup.threads and
 // cgroup.subtree_control are the user's) and runs, as that user and inside
 // that cgroup (as an app started in a delegated scope is), a helper that
-// uses it as Options.Cgroup: first with the app's process still in it, then
+// uses it as Group.Cgroup: first with the app's process still in it, then
 // after JoinLeaf moved it into a leaf, then through a Group, whose command
 // gets a cgroup of its own below the tier's leaf, killed with cgroup.kill
 // at Stop and removed afterwards.

@@ -2,37 +2,27 @@ package qos_test
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/offmain/offmain/qos"
 )
 
-// The mode comes from the first place that sets one: here the profile's own
-// environment, then the daemon's, then the configuration file.
-func ExampleResolve() {
-	profileEnv := []string{"HOME=/home/ana", "OFFMAIN_QOS=background"}
-	daemonEnv := []string{"OFFMAIN_QOS=off"}
-	mode, err := qos.Resolve(
-		qos.EnvSource("profile work", profileEnv),
-		qos.EnvSource("the daemon's environment", daemonEnv),
-		qos.Source{Origin: "config key qos", Value: "utility"},
-	)
-	fmt.Println(mode, err)
+// The mode comes from the first place that sets one: here the environment
+// of the profile an agent runs in, then the app's own environment, then
+// the app's configuration.
+func ExampleResolveMode() {
+	profileEnv := map[string]string{"HOME": "/home/ana", qos.EnvVar: "background"}
+	appEnv := "off" // os.Getenv(qos.EnvVar)
+	config := "utility"
+	mode, from, err := qos.ResolveMode(profileEnv[qos.EnvVar], appEnv, config)
+	fmt.Println(mode, from, err)
 
-	// A value that is not a mode is an error; the caller decides what to do.
-	mode, err = qos.Resolve(qos.Source{Origin: "config key qos", Value: "fast"})
-	fmt.Println(mode, "|", err)
+	// A value that is not a mode is an error, and from says whose it is;
+	// the caller decides what to do.
+	mode, from, err = qos.ResolveMode("", "", "fast")
+	fmt.Println(mode, from, "|", err)
 	// Output:
-	// background <nil>
-	// utility | qos: unknown mode "fast" in config key qos: want one of utility, background, off
-}
-
-// A caller that builds a child's environment from an allowlist forwards the
-// mode with Env, so the agents the child starts resolve the same mode.
-func ExampleEnv() {
-	env := []string{"PATH=" + os.Getenv("PATH"), qos.Env(qos.ModeBackground)}
-	fmt.Println(env[1])
-	// Output: OFFMAIN_QOS=background
+	// background 0 <nil>
+	// utility 2 | qos: unknown mode "fast": want one of utility, background, off
 }
 
 func ExampleDescribe() {

@@ -3,50 +3,41 @@
 package qos
 
 import (
-	"log/slog"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// member is a command the Group started, held (started through the keeper
-// and the holder, held_linux.go) or not (an app without Main).
-type member struct {
-	cmd   *exec.Cmd
-	exit  exitWatch // cmd.Process: the keeper, or the command itself
-	group bool      // the command leads a process group of its own
-	// Held only.
-	holder proc   // the holder, below which the whole tree is
-	agent  int    // the command's own pid
-	life   int    // the app's end of the holder's socket: closing it ends the tree; -1 if not held
-	cgroup string // the command's own cgroup, or ""
-	// Not held: what Stop has seen of the tree, to reach it after the
-	// command exited (its orphans go to init or a subreaper above the app).
-	seen    map[int]proc
-	killed  map[int]uint64 // sent SIGKILL, by pid: start time
-	refused map[int]proc   // refused SIGKILL (EPERM), by pid
+// groupSys is what a Group keeps on Linux.
+type groupSys struct {
+	send signaller // how its members signal a process; nil: sendSignal (a test refuses some)
 }
 
-func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	caller := cmd.SysProcAttr
 	defer func() { cmd.SysProcAttr = caller }()
 	withGroup(cmd)
 	if hooked.Load() && heldable(cmd.SysProcAttr) {
 		return g.startHeld(cmd, t, m)
 	}
-	if !hooked.Load() {
-		warnNotHeld(g.Options)
+	switch {
+	case !hooked.Load():
+		g.tellOnce(errNoMain)
+	default:
+		g.report(fmt.Errorf("qos: start %s: not held (%s in its SysProcAttr): what it starts in other "+
+			"process groups or sessions may outlive the app", cmd.Path, notHeldWhy(cmd.SysProcAttr)))
 	}
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
-	if err := g.Options.Start(cmd, t, m); err != nil {
+	if err := startAt(cmd, settingFor(t, m), &startOpts{cgroup: g.Cgroup, fg: -1, report: g.report}); err != nil {
 		return nil, err
 	}
-	return &member{cmd: cmd, exit: watchExit(cmd.Process), group: group, life: -1}, nil
+	return &plainMember{cmd: cmd, exit: openPidfd(cmd.Process.Pid), group: group, send: g.sys.send}, nil
 }
 
 // heldable reports whether a command with attr can run below the keeper
@@ -64,19 +55,21 @@ func heldable(attr *syscall.SysProcAttr) bool {
 		attr.Cloneflags&unix.CLONE_NEWPID == 0 && attr.Unshareflags&unix.CLONE_NEWPID == 0
 }
 
-var warnOnce sync.Once
-
-// warnNotHeld says once per process that Groups hold no trees here.
-func warnNotHeld(o Options) {
-	warnOnce.Do(func() {
-		l := o.Logger
-		if l == nil {
-			l = slog.Default()
-		}
-		l.Warn("qos: Group.Start: main does not call qos.Main first, so the processes an agent starts " +
-			"in other process groups or sessions are not held and may outlive the app")
-	})
+// notHeldWhy names what keeps a command from being held.
+func notHeldWhy(attr *syscall.SysProcAttr) string {
+	switch {
+	case attr.Chroot != "":
+		return "Chroot"
+	case attr.Credential != nil:
+		return "Credential"
+	}
+	return "CLONE_NEWPID"
 }
+
+// errNoMain is what a Group says at its first Start in an app whose main
+// does not call Main.
+var errNoMain = errors.New("qos: Group.Start: main does not call qos.Main first, so what an agent starts " +
+	"in other process groups or sessions is not held and may outlive the app")
 
 // dieWithApp sets SIGKILL as cmd's parent-death signal unless it has one,
 // in a copy of SysProcAttr (the caller's may be shared).
@@ -92,9 +85,26 @@ func dieWithApp(cmd *exec.Cmd) {
 	cmd.SysProcAttr = &attr
 }
 
-// done reports whether the command and all of its tree have exited: for a
-// held one, the keeper exits once the holder found nothing left.
-func (m *member) done() bool {
+// plainMember is a command a Group started itself, without the helpers (an
+// app without Main, or a command that cannot be held): Stop reaches its
+// process group and the processes below it that it has seen, also once
+// they were reparented away from it (to init, or a subreaper above the
+// app).
+type plainMember struct {
+	cmd   *exec.Cmd
+	exit  pidfd     // the command's
+	group bool      // the command leads a process group of its own
+	send  signaller // see groupSys
+
+	// Used by Stop, one call at a time.
+	seen    map[int]proc // what Stop has seen of the tree
+	killed  killedSet    // sent SIGKILL
+	refused map[int]proc // refused SIGKILL (EPERM), by pid
+}
+
+func (m *plainMember) pid() int { return m.cmd.Process.Pid }
+
+func (m *plainMember) done() bool {
 	if !m.exit.exited() {
 		return false
 	}
@@ -106,38 +116,14 @@ func (m *member) done() bool {
 	return true
 }
 
-// exited reports whether the process that had pid and start has exited:
-// gone, or a zombie. One still exiting (PF_EXITING, before exit_notify) has
-// not.
-func exited(pid int, start uint64) bool {
-	now, ok := readProc(pid)
-	return !ok || now.start != start || now.state == 'Z' || now.state == 'X'
-}
+func (m *plainMember) close() { m.exit.close() }
 
-func (m *member) close() {
-	m.exit.close()
-	if m.life >= 0 {
-		_ = unix.Close(m.life)
-		m.life = -1
-	}
-	forget(m)
-}
-
-// tree returns the processes of the command's tree, live now, and all
-// processes as read for it: for a held command those below the holder; for
-// one not held, the command, its descendants, the members of its process
-// group, and whatever was seen before and still runs (and their
-// descendants).
-func (m *member) tree() (tree, procs []proc) {
+// tree returns the processes of the command's tree, live now (the command,
+// its descendants, the members of its process group, and whatever was seen
+// before and still runs, with their descendants), and all processes as read
+// for it.
+func (m *plainMember) tree() (tree, procs []proc) {
 	procs, _ = allProcs()
-	if m.life >= 0 {
-		// The holder, checked to be ours: once it exited and the keeper
-		// reaped it, its pid could be another process's.
-		if h, ok := readProc(m.holder.pid); !ok || h.start != m.holder.start || h.ppid != m.cmd.Process.Pid {
-			return nil, procs
-		}
-		return liveBelow(procs, m.holder.pid), procs
-	}
 	roots := []int{m.cmd.Process.Pid}
 	if m.seen == nil {
 		m.seen = map[int]proc{}
@@ -170,74 +156,74 @@ func (m *member) tree() (tree, procs []proc) {
 	return tree, procs
 }
 
-// terminate sends SIGTERM to every process of the tree.
-func (m *member) terminate() {
+func (m *plainMember) terminate() {
 	if !m.done() {
 		tree, procs := m.tree()
-		_, _ = signalTree(tree, procs, unix.SIGTERM)
+		_, _ = signalTree(tree, procs, unix.SIGTERM, m.send)
 	}
 }
 
-// kill sends SIGKILL to every process of the tree, through the command's
-// cgroup if it has one (cgroup.kill signals with the kernel's authority, so
-// nothing refuses it), else one by one, and returns those it had not sent
-// one to yet, as read just before. Those that refuse it (EPERM) are kept
-// for stuck.
-func (m *member) kill() []string {
-	if m.killed == nil {
-		m.killed, m.refused = map[int]uint64{}, map[int]proc{}
-	}
+func (m *plainMember) kill() []string {
 	tree, procs := m.tree()
-	sent, refused := tree, []proc(nil) // cgroup.kill reaches all of them, and what they fork meanwhile
-	if m.cgroup == "" || writeFile(filepath.Join(m.cgroup, "cgroup.kill"), "1") != nil {
-		sent, refused = signalTree(tree, procs, unix.SIGKILL)
+	return m.killed.note(killProcs(tree, procs, "", m.send, &m.refused))
+}
+
+func (m *plainMember) stuck() []string {
+	if len(m.refused) == 0 || m.done() {
+		return nil
 	}
-	for _, p := range refused {
-		m.refused[p.pid] = p
+	tree, _ := m.tree()
+	return stuckIn(tree, m.refused)
+}
+
+func (m *plainMember) release() {}
+
+// killProcs sends SIGKILL to tree, through cgroup if it is not "" (its
+// cgroup.kill signals with the kernel's authority, so nothing refuses it,
+// and reaches what the tree forks meanwhile), else one by one, and returns
+// those it sent it to. Those that refuse it (EPERM) are added to *refused.
+func killProcs(tree, procs []proc, cgroup string, send signaller, refused *map[int]proc) []proc {
+	if cgroup != "" && writeFile(filepath.Join(cgroup, "cgroup.kill"), "1") == nil {
+		return tree
+	}
+	sent, no := signalTree(tree, procs, unix.SIGKILL, send)
+	if *refused == nil {
+		*refused = map[int]proc{}
+	}
+	for _, p := range no {
+		(*refused)[p.pid] = p
+	}
+	return sent
+}
+
+// note records sent in k and names those not sent SIGKILL before.
+func (k *killedSet) note(sent []proc) []string {
+	if *k == nil {
+		*k = killedSet{}
 	}
 	var named []string
 	for _, p := range sent {
-		if m.killed[p.pid] != p.start {
-			m.killed[p.pid] = p.start
+		if (*k)[p.pid] != p.start {
+			(*k)[p.pid] = p.start
 			named = append(named, p.String())
 		}
 	}
 	return named
 }
 
-// stuck returns, once every process left of the tree is one that refused
-// SIGKILL, those processes: Stop cannot end them and does not wait for
-// them. It returns nil while others run, or when none refused.
-func (m *member) stuck() []string {
-	if len(m.refused) == 0 || m.done() {
-		return nil
-	}
-	tree, _ := m.tree()
+// killedSet is what Stop sent SIGKILL to: pid to start time.
+type killedSet map[int]uint64
+
+// stuckIn returns tree's processes, named, if every one of them is one that
+// refused SIGKILL: Stop cannot end them and does not wait for them. It
+// returns nil while others run, or when none refused.
+func stuckIn(tree []proc, refused map[int]proc) []string {
 	var named []string
 	for _, p := range tree {
-		if r, ok := m.refused[p.pid]; !ok || r.start != p.start {
+		if r, ok := refused[p.pid]; !ok || r.start != p.start {
 			return nil
 		}
 		named = append(named, p.String())
 	}
 	return named
 }
-
-// release lets go of a held tree that Stop cannot end: the holder, reading
-// EOF, kills what it can and exits, and so does the keeper, so that
-// cmd.Wait returns; what refused SIGKILL runs on, reparented to init.
-func (m *member) release() {
-	if m.life >= 0 {
-		_ = unix.Close(m.life)
-		m.life = -1
-	}
-}
-
-// exitWatch tells whether a started command has exited, zombie or reaped,
-// through the child type the pacer uses (a pidfd, or waitid(2) WNOWAIT).
-type exitWatch struct{ c child }
-
-func watchExit(p *os.Process) exitWatch { return exitWatch{c: openChild(p.Pid)} }
-
-func (w exitWatch) exited() bool { return w.c.exited() }
-func (w exitWatch) close()       { w.c.close() }

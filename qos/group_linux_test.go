@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -299,7 +300,7 @@ func TestGroupWithoutMain(t *testing.T) {
 		t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 		_, err = bufio.NewReader(out).ReadString('\n')
 		require.NoError(t, err)
-		tree, _ := (&member{cmd: cmd, group: true, life: -1}).tree()
+		tree, _ := (&plainMember{cmd: cmd, group: true}).tree()
 		var pids []int
 		stubborn := 0
 		for _, p := range tree {
@@ -332,5 +333,37 @@ func TestGroupWithoutMain(t *testing.T) {
 		waitThreadExit(t, tid)
 		require.NoError(t, in.Close())
 		assert.NoError(t, cmd.Wait(), "it exits 0 at the end of its input, not killed when Do's thread ended")
+	})
+}
+
+// TestGroupWithoutMainSays: in an app whose main does not call Main, each
+// Group says so at its first Start, once, through its OnError (nil: to
+// slog.Default), rather than quietly holding less; so does a Start whose
+// command cannot be held.
+func TestGroupWithoutMainSays(t *testing.T) {
+	unhooked(t)
+	for i := range 2 {
+		var got []error
+		g := Group{OnError: func(err error) { got = append(got, err) }}
+		for range 2 {
+			cmd := exec.Command("/bin/true")
+			require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+			require.NoError(t, cmd.Wait())
+		}
+		require.Len(t, got, 1, "Group %d: one notice at its first Start: %v", i, got)
+		assert.ErrorContains(t, got[0], "qos.Main", "Group %d", i)
+		assert.ErrorContains(t, got[0], "not held", "Group %d", i)
+	}
+	t.Run("slog.Default", func(t *testing.T) {
+		var got []error
+		old := slog.Default()
+		slog.SetDefault(slog.New(errHandler(func(err error) { got = append(got, err) })))
+		t.Cleanup(func() { slog.SetDefault(old) })
+		var g Group
+		cmd := exec.Command("/bin/true")
+		require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+		require.NoError(t, cmd.Wait())
+		require.Len(t, got, 1, "one notice, logged: %v", got)
+		assert.ErrorContains(t, got[0], "qos.Main")
 	})
 }

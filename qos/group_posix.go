@@ -9,31 +9,33 @@ import (
 	"syscall"
 )
 
-// member is a command the Group started. On macOS and other Unix systems
+// posixMember is a command the Group started. On macOS and other Unix systems
 // Stop reaches its process group; what left that group is not held.
-type member struct {
+type posixMember struct {
 	cmd   *exec.Cmd
 	group bool // the command leads a process group of its own
 	exit  exitWatch
 }
 
-func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	caller := cmd.SysProcAttr
 	withGroup(cmd)
 	group := ownGroup(cmd)
-	err := g.Options.Start(cmd, t, m)
+	err := start(cmd, t, m)
 	cmd.SysProcAttr = caller
 	if err != nil {
 		return nil, err
 	}
-	return &member{cmd: cmd, group: group, exit: watchExit(cmd.Process)}, nil
+	return &posixMember{cmd: cmd, group: group, exit: watchExit(cmd.Process)}, nil
 }
 
-func (m *member) done() bool { return m.exit.exited() }
-func (m *member) close()     {}
-func (m *member) terminate() { signalCommand(m.cmd, m.group, syscall.SIGTERM) }
+func (m *posixMember) pid() int { return m.cmd.Process.Pid }
 
-func (m *member) kill() []string {
+func (m *posixMember) done() bool { return m.exit.exited() }
+func (m *posixMember) close()     {}
+func (m *posixMember) terminate() { signalCommand(m.cmd, m.group, syscall.SIGTERM) }
+
+func (m *posixMember) kill() []string {
 	signalCommand(m.cmd, m.group, syscall.SIGKILL)
 	return nil // no process table to name them from
 }
@@ -64,6 +66,9 @@ func signalCommand(cmd *exec.Cmd, group bool, sig syscall.Signal) {
 
 // stuck returns the processes left that refused SIGKILL: none here, where
 // Stop does not read the tree's processes.
-func (m *member) stuck() []string { return nil }
+func (m *posixMember) stuck() []string { return nil }
 
-func (m *member) release() {}
+func (m *posixMember) release() {}
+
+// groupSys is what a Group keeps here: nothing.
+type groupSys struct{}

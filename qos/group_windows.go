@@ -25,14 +25,14 @@ import (
 // Windows 8. Like the rest of qos on Windows, this compiles in CI but has
 // not run on Windows.
 
-// member is a command the Group started, and its job.
-type member struct {
+// jobMember is a command the Group started, and its job.
+type jobMember struct {
 	cmd  *exec.Cmd
 	exit exitWatch
 	job  windows.Handle
 }
 
-func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
+func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	job, err := newKillOnCloseJob()
 	if err != nil {
 		return nil, err
@@ -44,7 +44,7 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 	}
 	attr.CreationFlags |= windows.CREATE_SUSPENDED
 	cmd.SysProcAttr = &attr
-	err = g.Options.Start(cmd, t, m)
+	err = start(cmd, t, m)
 	cmd.SysProcAttr = caller
 	if err != nil {
 		_ = windows.CloseHandle(job)
@@ -57,7 +57,7 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (*member, error) {
 		_ = windows.CloseHandle(job)
 		return nil, fmt.Errorf("qos: start %s: %w", cmd.Path, err)
 	}
-	return &member{cmd: cmd, exit: watchExit(cmd.Process), job: job}, nil
+	return &jobMember{cmd: cmd, exit: watchExit(cmd.Process), job: job}, nil
 }
 
 // newKillOnCloseJob creates a job whose processes end when its last handle
@@ -122,10 +122,12 @@ func joinAndResume(job windows.Handle, pid int) error {
 }
 
 // done reports whether the command exited and its job holds no process.
-func (m *member) done() bool { return m.exit.exited() && m.active() == 0 }
+func (m *jobMember) pid() int { return m.cmd.Process.Pid }
+
+func (m *jobMember) done() bool { return m.exit.exited() && m.active() == 0 }
 
 // active is the number of processes in the job (JobObjectBasicAccountingInformation).
-func (m *member) active() uint32 {
+func (m *jobMember) active() uint32 {
 	var info jobAccounting
 	err := windows.QueryInformationJobObject(m.job, windows.JobObjectBasicAccountingInformation,
 		uintptr(unsafe.Pointer(&info)), uint32(unsafe.Sizeof(info)), nil)
@@ -144,15 +146,15 @@ type jobAccounting struct {
 	TotalTerminatedProcesses                             uint32
 }
 
-func (m *member) close() {
+func (m *jobMember) close() {
 	m.exit.close()
 	_ = windows.CloseHandle(m.job)
 }
 
 // terminate ends the whole job at once: Windows has no SIGTERM.
-func (m *member) terminate() { _ = windows.TerminateJobObject(m.job, 1) }
+func (m *jobMember) terminate() { _ = windows.TerminateJobObject(m.job, 1) }
 
-func (m *member) kill() []string { m.terminate(); return nil }
+func (m *jobMember) kill() []string { m.terminate(); return nil }
 
 // exitWatch holds a handle to the process, which keeps its id from being
 // reused, and is signalled once the process has exited
@@ -183,6 +185,9 @@ func (w exitWatch) close() {
 
 // stuck returns the processes left that refused SIGKILL: none here, where
 // Stop does not read the tree's processes.
-func (m *member) stuck() []string { return nil }
+func (m *jobMember) stuck() []string { return nil }
 
-func (m *member) release() {}
+func (m *jobMember) release() {}
+
+// groupSys is what a Group keeps here: nothing.
+type groupSys struct{}

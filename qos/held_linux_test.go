@@ -13,6 +13,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -256,4 +257,203 @@ func openPty(t *testing.T) (master, slave *os.File) {
 	s, err := os.OpenFile(fmt.Sprintf("/dev/pts/%d", n), os.O_RDWR|syscall.O_NOCTTY, 0)
 	require.NoError(t, err)
 	return m, s
+}
+
+// TestHeldWaitReturnsAtCommandExit: cmd.Wait of a held command returns
+// when the command exits, with its own status, as os/exec's does for any
+// command, while what it left in the background stays held (Inspect of
+// cmd.Process still reads it) until Stop ends it.
+func TestHeldWaitReturnsAtCommandExit(t *testing.T) {
+	g := Group{KillAfter: 2 * time.Second}
+	cmd := exec.Command("/bin/sh", "-c", "sleep 1000 >/dev/null 2>&1 & echo $!; exit 3")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+	t.Cleanup(func() { stopGroup(t, &g) })
+	var sleep int
+	_, err = fmt.Fscan(out, &sleep)
+	require.NoError(t, err)
+	fds := runningTree(t, []int{sleep})
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	limit := time.NewTimer(10 * time.Second)
+	defer limit.Stop()
+	select {
+	case err := <-waited:
+		var ee *exec.ExitError
+		require.ErrorAs(t, err, &ee)
+		assert.Equal(t, 3, ee.ExitCode(), "the command's own status")
+	case <-limit.C:
+		t.Fatalf("cmd.Wait still waits 10 s after the command exited 3, for the sleep it left (pid %d)", sleep)
+	}
+	assert.False(t, exitsWithin(t, fds[0], 0), "the sleep the command left runs on, held")
+	a, err := Inspect(cmd.Process.Pid)
+	require.NoError(t, err, "Inspect of cmd.Process once the command exited")
+	assert.Equal(t, sleep, a.Pid, "what the command left stands for it: %s", a)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	assert.NoError(t, g.Stop(ctx), "the sleep ends on SIGTERM")
+	requireGone(t, fds, []int{sleep}, time.Now(), "when Stop returned")
+}
+
+// stopGroup stops g at the end of a test, so that nothing a held command
+// left outlives it.
+func stopGroup(t *testing.T, g *Group) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := g.Stop(ctx); err != nil && !errors.Is(err, ErrKilled) {
+		t.Errorf("stopping the test's Group: %v", err)
+	}
+}
+
+func init() {
+	helpers["note-usr1"] = noteUsr1Helper
+	helpers["pdeath-held-app"] = pdeathHeldAppHelper
+}
+
+// noteUsr1Helper says ready, and at SIGUSR1 notes it in groupDirEnv's
+// usr1 file and exits 0.
+func noteUsr1Helper() int {
+	c := make(chan os.Signal, 1)
+	signal.Notify(c, syscall.SIGUSR1)
+	fmt.Println("ready")
+	<-c
+	if err := os.WriteFile(filepath.Join(os.Getenv(groupDirEnv), "usr1"), []byte("usr1\n"), 0o644); err != nil {
+		return 1
+	}
+	return 0
+}
+
+// pdeathHeldAppHelper is an app that starts, through a Group with Main,
+// two commands whose SysProcAttr.Pdeathsig is SIGUSR1: one that exits on
+// it, one that ignores it. It prints their own pids and waits for its
+// death.
+func pdeathHeldAppHelper() int {
+	g := Group{KillAfter: 300 * time.Millisecond}
+	polite := helperCmd("TestHeldPdeathsig", "note-usr1", groupDirEnv+"="+os.Getenv(groupDirEnv))
+	deaf := exec.Command("/bin/sh", "-c", "trap '' USR1; echo ready; sleep 1000; true")
+	var pids []any
+	for _, cmd := range []*exec.Cmd{polite, deaf} {
+		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGUSR1}
+		if err := startReady(&g, cmd); err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		a, err := Inspect(cmd.Process.Pid)
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		pids = append(pids, a.Pid)
+	}
+	fmt.Println(pids...)
+	_, _ = io.Copy(io.Discard, os.Stdin)
+	return 0
+}
+
+// TestHeldPdeathsig: a held command's own SysProcAttr.Pdeathsig is
+// delivered when the app dies (as Go's TestDeathSignal and tini's
+// parent-death test expect), before the holder ends the tree: a command
+// that exits on it has the time to; one that ignores it is killed once the
+// Group's KillAfter has passed.
+func TestHeldPdeathsig(t *testing.T) {
+	dir := t.TempDir()
+	app := helperCmd("TestHeldPdeathsig", "pdeath-held-app", groupDirEnv+"="+dir)
+	_, err := app.StdinPipe()
+	require.NoError(t, err)
+	out, err := app.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, app.Start())
+	t.Cleanup(func() { _ = app.Process.Kill(); _ = app.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	require.NoError(t, err)
+	var polite, deaf int
+	_, err = fmt.Sscan(line, &polite, &deaf)
+	require.NoError(t, err, "app said %q", line)
+	fds := runningTree(t, []int{polite, deaf})
+	require.NoError(t, app.Process.Kill())
+	_ = app.Wait()
+	killed := time.Now()
+	requireGone(t, fds, []int{polite, deaf}, killed.Add(300*time.Millisecond+time.Second), "KillAfter and a second after the app died")
+	b, err := os.ReadFile(filepath.Join(dir, "usr1"))
+	require.NoError(t, err, "the command's own parent-death signal, SIGUSR1, reached it")
+	assert.Equal(t, "usr1\n", string(b))
+}
+
+// TestHeldCommandPid: for a held command, cmd.Process is qos's keeper, and
+// Inspect gives the command's own pid, to which a signal no keeper can
+// relay (SIGSTOP) goes.
+func TestHeldCommandPid(t *testing.T) {
+	var g Group
+	cmd := exec.Command("/bin/sh", "-c", "echo $$; read x")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+	t.Cleanup(func() { _ = in.Close(); _ = cmd.Wait(); stopGroup(t, &g) })
+	var pid int
+	_, err = fmt.Fscan(out, &pid)
+	require.NoError(t, err)
+	k, ok := readProc(cmd.Process.Pid)
+	require.True(t, ok)
+	assert.Equal(t, "qos-keeper", k.comm, "cmd.Process is the keeper")
+	a, err := Inspect(cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.Equal(t, pid, a.Pid, "Inspect names the command's own pid")
+	require.NoError(t, unix.Kill(a.Pid, unix.SIGSTOP))
+	require.Eventually(t, func() bool { p, _ := readProc(pid); return p.state == 'T' }, 10*time.Second, time.Millisecond,
+		"SIGSTOP to Applied.Pid stops the command")
+	require.NoError(t, unix.Kill(a.Pid, unix.SIGCONT))
+}
+
+// TestHeldStartErrorNamesCommand: a held command that cannot start fails
+// as cmd.Start would say it, naming the command or its directory, never
+// qos's helper binary (/proc/self/exe).
+func TestHeldStartErrorNamesCommand(t *testing.T) {
+	t.Run("Dir", func(t *testing.T) {
+		var g Group
+		cmd := exec.Command("/bin/true")
+		cmd.Dir = "/nonexistent/qos-test-dir"
+		err := g.Start(cmd, Agent, ModeUtility)
+		require.Error(t, err)
+		assert.ErrorIs(t, err, fs.ErrNotExist)
+		var pe *fs.PathError
+		require.ErrorAs(t, err, &pe)
+		assert.Equal(t, fs.PathError{Op: "chdir", Path: cmd.Dir, Err: syscall.ENOENT}, *pe, "as cmd.Start says it: %v", err)
+		assert.Nil(t, cmd.Process, "a command that did not start has no Process")
+		plain := exec.Command("/bin/true")
+		plain.Dir = cmd.Dir
+		assert.Equal(t, plain.Start().Error(), err.Error(), "the same words as os/exec's")
+	})
+	t.Run("Ctty", func(t *testing.T) {
+		var g Group
+		cmd := exec.Command("/bin/true")
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Setctty: true, Ctty: 99} // no such descriptor
+		err := g.Start(cmd, Agent, ModeUtility)
+		require.Error(t, err)
+		assert.NotContains(t, err.Error(), selfExe, "the error names qos's helper: %v", err)
+		assert.Contains(t, err.Error(), cmd.Path, "the error names the command: %v", err)
+		assert.Nil(t, cmd.Process)
+	})
+}
+
+// TestHeldExtraFilesNil: an ExtraFiles entry left nil is closed in the
+// command, and the next keeps its number, as with os/exec, however the
+// helpers' own descriptors fall.
+func TestHeldExtraFilesNil(t *testing.T) {
+	var g Group
+	r, w, err := os.Pipe()
+	require.NoError(t, err)
+	defer r.Close()
+	cmd := exec.Command("/bin/sh", "-c", `if { true >&3; } 2>/dev/null; then echo 3 open >&4; else echo 3 closed >&4; fi`)
+	cmd.ExtraFiles = []*os.File{nil, w}
+	cmd.WaitDelay = helperWaitDelay
+	require.NoError(t, g.Start(cmd, Agent, ModeBackground))
+	require.NoError(t, w.Close())
+	out, err := io.ReadAll(r)
+	require.NoError(t, err)
+	require.NoError(t, cmd.Wait())
+	assert.Equal(t, "3 closed\n", string(out))
+	stopGroup(t, &g)
 }

@@ -3,22 +3,24 @@
 package qos
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strconv"
 	"strings"
 	"sync/atomic"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
 
-// helperEnvVar carries a helper's role and descriptor numbers from the app
-// to the keeper ("keeper:<socket fd>") and from the keeper to the holder
-// ("holder:<socket fd>:<keeper pipe fd>:<cgroup pipe fd>"). The command's own environment
+// helperEnvVar carries a helper's role, descriptor numbers and which of the
+// command's ExtraFiles are open from the app to the keeper ("keeper:<app
+// socket>:<extra>") and from the keeper to the holder ("holder:<app
+// socket>:<keeper socket>:<extra>"), extra being one character for each of
+// fds 3 to the app socket's: '1' open, '0' an entry the app left nil. A
+// helper cannot tell those from what it sees: the Go runtime opens
+// descriptors of its own before main (the cgroup files it reads for
+// GOMAXPROCS), in the lowest free slots. The command's own environment
 // travels in the spec, so this never reaches it.
 const helperEnvVar = "OFFMAIN_QOS_HELPER"
 
@@ -41,163 +43,55 @@ func runHelper() {
 
 // helperMain runs the helper v names and returns its exit status.
 func helperMain(v string) int {
-	role, rest, _ := strings.Cut(v, ":")
-	var fds []int
-	for f := range strings.SplitSeq(rest, ":") {
-		fd, err := strconv.Atoi(f)
+	f := strings.Split(v, ":")
+	fd := func(i int) int {
+		n, err := strconv.Atoi(f[i])
 		if err != nil {
-			fds = nil
-			break
+			return -1
 		}
-		fds = append(fds, fd)
+		return n
 	}
 	switch {
-	case role == "keeper" && len(fds) == 1:
-		return runKeeper(fds[0])
-	case role == "holder" && len(fds) == 3:
-		return runHolder(fds[0], fds[1], fds[2])
+	case f[0] == "keeper" && len(f) == 3 && fd(1) >= 3 && len(f[2]) == fd(1)-3:
+		return runKeeper(fd(1), f[2])
+	case f[0] == "holder" && len(f) == 4 && fd(1) >= 3 && fd(2) >= 0 && len(f[3]) == fd(1)-3:
+		return runHolder(fd(1), fd(2), f[3])
 	}
 	fmt.Fprintf(os.Stderr, "qos: %s=%q names no helper\n", helperEnvVar, v)
 	return 2
 }
 
-// helperSpec is what the app sends the holder, on the socket, about the
-// command to start.
-type helperSpec struct {
-	Path       string
-	Args       []string
-	Env        []string
-	Extra      int // the command's ExtraFiles: fds 3 to 3+Extra-1
-	Tier       Tier
-	Mode       Mode
-	Cgroup     string // Options.Cgroup
-	Foreground bool   // give the command's group the terminal Ctty
-	Ctty       int
-	// Autogroup: the keeper leads a new session, whose autogroup gets the
-	// tier's nice value; AppAutogroup is the app's own.
-	Autogroup    bool
-	AppAutogroup string
-}
-
-// helperStatus is what the holder answers once the command started, or
-// could not.
-type helperStatus struct {
-	Holder  int          // the holder's pid
-	Agent   int          // the command's pid
-	Cgroup  string       // the command's own cgroup, if Options.Cgroup was given
-	Steps   []stepStatus // steps that failed (the command runs)
-	Refused bool         // the session's autogroup write met the rate limit: the app's to retry
-	Err     string       // why the command did not start
-	Op      string       // "fork/exec" when the error is the exec's
-	Errno   int          // the errno underneath Err, if any
-}
-
-// stepStatus is a failed step, for a StepError in the app.
-type stepStatus struct {
-	Step   string
-	Err    string
-	Errno  int
-	Keeper bool // the keeper's (its session's autogroup), not the command's
-}
-
-func stepOf(err error, keeper bool) stepStatus {
-	s := stepStatus{Step: "step", Err: err.Error(), Keeper: keeper}
-	var se *StepError
-	if errors.As(err, &se) {
-		s.Step, s.Err = se.Step, se.Err.Error()
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s.Errno = int(errno)
-	}
-	return s
-}
-
-func (s stepStatus) err() error { return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)} }
-
-// statusOf words err for the app.
-func statusOf(err error) helperStatus {
-	s := helperStatus{Err: err.Error()}
-	var pe *fs.PathError
-	if errors.As(err, &pe) && pe.Op == "fork/exec" {
-		s.Op = pe.Op
-	}
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		s.Errno = int(errno)
-	}
-	return s
-}
-
-// err rebuilds the error the holder sent: for an exec's failure the one
-// os/exec gives (fork/exec <path>: <errno>), so errors.Is works as for
-// cmd.Start.
-func (s helperStatus) err(path string) error {
-	if s.Err == "" {
-		return nil
-	}
-	if s.Op == "fork/exec" && s.Errno != 0 {
-		return &fs.PathError{Op: s.Op, Path: path, Err: syscall.Errno(s.Errno)}
-	}
-	return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)}
-}
-
-// helperError is a failure the holder reported, other than the exec's.
-type helperError struct {
-	msg   string
-	errno syscall.Errno
-}
-
-func (e *helperError) Error() string { return e.msg }
-
-func (e *helperError) Unwrap() error {
-	if e.errno == 0 {
-		return nil
-	}
-	return e.errno
-}
-
-// sendJSON writes v as one line on fd.
-func sendJSON(fd int, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	b = append(b, '\n')
-	for len(b) > 0 {
-		n, err := unix.Write(fd, b)
-		if errors.Is(err, unix.EINTR) {
-			continue
+// helperEnviron is this process's environment with helperEnvVar set to v, and
+// set once: syscall.ForkExec passes duplicates on, and the first one wins
+// (syscall.Getenv).
+func helperEnviron(v string) []string {
+	env := []string{helperEnvVar + "=" + v}
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, helperEnvVar+"=") {
+			env = append(env, kv)
 		}
-		if err != nil {
-			return err
-		}
-		b = b[n:]
 	}
-	return nil
+	return env
 }
 
-// recvJSON reads one line from fd into v, a byte at a time so that nothing
-// after the line is taken from the socket.
-func recvJSON(fd int, v any) error {
-	var line []byte
-	var c [1]byte
-	for {
-		n, err := unix.Read(fd, c[:])
-		if errors.Is(err, unix.EINTR) {
-			continue
+// eof returns a channel closed once fd reads EOF or fails. Its goroutine
+// ends then, or with the helper process.
+func eof(fd int) <-chan struct{} {
+	c := make(chan struct{})
+	go func() {
+		defer close(c)
+		var b [64]byte
+		for {
+			n, err := unix.Read(fd, b[:])
+			if errors.Is(err, unix.EINTR) {
+				continue
+			}
+			if err != nil || n == 0 {
+				return
+			}
 		}
-		if err != nil {
-			return err
-		}
-		if n == 0 {
-			return fmt.Errorf("qos: helper socket closed after %d bytes", len(line))
-		}
-		if c[0] == '\n' {
-			return json.Unmarshal(line, v)
-		}
-		line = append(line, c[0])
-	}
+	}()
+	return c
 }
 
 // setName names the process for ps and top: writing /proc/self/comm sets
@@ -216,5 +110,48 @@ func devNull() {
 	defer f.Close()
 	for fd := range 3 {
 		_ = unix.Dup3(int(f.Fd()), fd, 0)
+	}
+}
+
+// extraFiles words which of files, a command's ExtraFiles, are open, for
+// helperEnvVar.
+func extraFiles(files []*os.File) string {
+	b := make([]byte, len(files))
+	for i, f := range files {
+		b[i] = '0'
+		if f != nil {
+			b[i] = '1'
+		}
+	}
+	return string(b)
+}
+
+// extraFds returns the descriptors that hold the command's ExtraFiles, as
+// helperEnvVar's extra says.
+func extraFds(extra string) map[int]bool {
+	open := map[int]bool{}
+	for i, c := range extra {
+		if c == '1' {
+			open[3+i] = true
+		}
+	}
+	return open
+}
+
+// reapAll reaps every child that exited, calling each with its pid and
+// status, and reports whether none is left.
+func reapAll(each func(pid int, ws unix.WaitStatus)) bool {
+	for {
+		var ws unix.WaitStatus
+		pid, err := unix.Wait4(-1, &ws, unix.WNOHANG|unix.WALL, nil)
+		switch {
+		case errors.Is(err, unix.EINTR):
+		case errors.Is(err, unix.ECHILD):
+			return true
+		case err != nil || pid <= 0:
+			return false
+		default:
+			each(pid, ws)
+		}
 	}
 }

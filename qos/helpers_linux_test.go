@@ -32,7 +32,7 @@ func init() {
 	helpers["serving"] = servingHelper
 	describeTree = treeReport
 	helpers["printmode"] = func() int {
-		m, err := ModeFromEnv()
+		m, _, err := ResolveMode(os.Getenv(EnvVar))
 		fmt.Println(m, err)
 		return 0
 	}
@@ -85,12 +85,13 @@ func noRaceExitSleep() string {
 	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
-// mainThreadHelper calls Start and Do from the main goroutine on the main
-// thread and prints the main thread's state before and after, and how many
-// calls moved off the main thread. With unlock, the main goroutine lets go of
-// the main thread first, so the goroutines Start and Do create run on it
-// (GOMAXPROCS=1 makes that certain: the new goroutine is next to run on the
-// only P, which the main thread holds).
+// mainThreadHelper calls Start, Do and the lowering underneath both from
+// the main goroutine on the main thread and prints the main thread's state
+// before and after, and how many of the lowerings moved off the main
+// thread. With unlock, the main goroutine lets go of the main thread first,
+// so the goroutines they create run on it (GOMAXPROCS=1 makes that certain:
+// the new goroutine is next to run on the only P, which the main thread
+// holds).
 func mainThreadHelper(unlock bool) int {
 	pid := os.Getpid()
 	if unix.Gettid() != pid {
@@ -105,7 +106,11 @@ func mainThreadHelper(unlock bool) int {
 	if unlock {
 		runtime.UnlockOSThread()
 	}
+	hops := 0
 	for range 5 {
+		if lowerAndRun(lowerTo(settingFor(Background, ModeBackground)), func() error { return nil }).hopped {
+			hops++
+		}
 		cmd := exec.Command("/bin/true")
 		if err := Start(cmd, Agent, ModeUtility); err != nil {
 			fmt.Println(err)
@@ -122,7 +127,7 @@ func mainThreadHelper(unlock bool) int {
 		fmt.Println(err)
 		return 1
 	}
-	fmt.Printf("before=%s\nafter=%s\nhops=%d\n", threadLine(before), threadLine(after), mainThreadHops.Load())
+	fmt.Printf("before=%s\nafter=%s\nhops=%d\n", threadLine(before), threadLine(after), hops)
 	return 0
 }
 
@@ -268,7 +273,7 @@ func waitFollowUps(t *testing.T) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	require.NoError(t, afterStart.wait(ctx), "steps queued after start still pending after 30 s")
+	require.NoError(t, WaitApplied(ctx), "steps queued after start still pending after 30 s")
 }
 
 // shellTree starts, through start, a shell that waits for a line on stdin,

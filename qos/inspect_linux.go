@@ -4,11 +4,9 @@ package qos
 
 import (
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/offmain/offmain/internal/oneline"
@@ -23,9 +21,7 @@ var policyNames = map[int]string{
 // What each block-layer I/O scheduler makes of an I/O priority. mq-deadline
 // keeps one queue a class and ignores the level (block/mq-deadline.c,
 // dd_rq_ioclass); BFQ weighs class and level (block/bfq-iosched.c); none and
-// kyber ignore both. Measured on a 2-core Linux VM with mq-deadline: a
-// foreground 4 KiB O_DIRECT read took 1.28 ms beside a default reader, 0.45
-// ms beside an idle-class one, 0.33 ms on an idle disk.
+// kyber ignore both. What that buys is in bench/README.md.
 var schedulerNotes = map[string]string{
 	"mq-deadline": "honours the I/O class only (best-effort 7 acts as 4; the idle class helps)",
 	"bfq":         "honours I/O class and level",
@@ -42,14 +38,14 @@ func inspect(pid int) (Applied, error) {
 	if err != nil {
 		return a, err
 	}
+	a.Pid = root
 	a.IOScheduler = ioSchedulers()
 	if own, _, err := autogroup(os.Getpid()); err == nil && a.Autogroup != "" {
 		a.AppAutogroup = own == a.Autogroup
 	}
-	afterStart.mu.Lock()
 	for _, p := range []int{pid, root} {
 		if start := startTime(p); start != 0 {
-			pending, failed := afterStart.status.lookup(p, start)
+			pending, failed := autogroups.lookup(p, start)
 			a.Pending = append(a.Pending, pending...)
 			a.Failed = oneline.Join(a.Failed, failed)
 		}
@@ -57,18 +53,8 @@ func inspect(pid int) (Applied, error) {
 			break
 		}
 	}
-	afterStart.mu.Unlock()
 	inspectTree(&a, root, below)
 	return a, nil
-}
-
-// startTime returns field 22 of /proc/<pid>/stat, the time the process
-// started in clock ticks after boot (proc_pid_stat(5)), or 0 when it cannot
-// be read. With the pid it names one process: a pid is reused only by a
-// process started later.
-func startTime(pid int) uint64 {
-	_, start, _ := procFlags(pid)
-	return start
 }
 
 // inspectThread reads thread tid of process pid: nice value and policy from
@@ -76,19 +62,11 @@ func startTime(pid int) uint64 {
 // process's autogroup.
 func inspectThread(pid, tid int) (Applied, error) {
 	var a Applied
-	path := fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid)
-	b, err := os.ReadFile(path)
+	t, err := readThread(pid, tid)
 	if err != nil {
-		return a, fmt.Errorf("qos: %w", err)
+		return a, err
 	}
-	nice, policy, err := parseStat(string(b))
-	if err != nil {
-		return a, fmt.Errorf("qos: %s: %w", path, err)
-	}
-	a.Nice, a.Policy = nice, policyNames[policy]
-	if a.Policy == "" {
-		a.Policy = "policy " + strconv.Itoa(policy)
-	}
+	a.Nice, a.Policy = t.nice, policyName(t.policy)
 	class, level, err := ioPrio(tid)
 	if err != nil {
 		return a, err
@@ -99,26 +77,6 @@ func inspectThread(pid, tid int) (Applied, error) {
 		err = nil // kernel without CONFIG_SCHED_AUTOGROUP
 	}
 	return a, err
-}
-
-// parseStat returns fields 19 (nice) and 41 (policy) of a stat line
-// (proc_pid_stat(5)). The command name, field 2, is in parentheses and may
-// hold spaces and parentheses itself, so fields are counted after the last
-// ')'; the first of them is field 3.
-func parseStat(stat string) (nice, policy int, err error) {
-	i := strings.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, 0, errors.New("no command name")
-	}
-	f := strings.Fields(stat[i+1:])
-	if len(f) < 41-2 {
-		return 0, 0, fmt.Errorf("%d fields", len(f)+2)
-	}
-	if nice, err = strconv.Atoi(f[19-3]); err != nil {
-		return 0, 0, err
-	}
-	policy, err = strconv.Atoi(f[41-3])
-	return nice, policy, err
 }
 
 // ioSchedulers describes the active I/O scheduler of each disk that has a

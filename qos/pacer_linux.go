@@ -5,62 +5,79 @@ package qos
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
 
-// pacer applies the follow-ups of every Start in the process, in the order
-// the children started, on one goroutine that exists only while there is
-// work. Autogroup writes are spaced by gap once the kernel has refused one: without
-// CAP_SYS_ADMIN it takes one autogroup write per HZ/10 for the whole system
-// and answers EAGAIN before that (kernel/sched/autogroup.c,
-// proc_sched_autogroup_set_nice), so a burst of starts (a window restoring
-// twenty terminal tabs) is a queue, not a race of retries.
+// A pacer is the one writer of autogroup nice values in a process: the
+// write Start tries while a traced child waits at its exec (now), and the
+// writes queued for later (add), in the order they came, on one goroutine
+// that exists only while there is work. Without CAP_SYS_ADMIN the kernel
+// takes one autogroup write per HZ/10 for the whole system and answers
+// EAGAIN before that (kernel/sched/autogroup.c,
+// proc_sched_autogroup_set_nice), so once it has refused one, writes are
+// spaced by gap: a burst of starts (a window restoring twenty terminal
+// tabs) is a queue, not a race of retries. It also keeps what Inspect
+// shows of each child's steps after start.
 type pacer struct {
-	// Set once by newPacer; tests replace it before any work is queued.
-	applyAutogroup func(f *followUp) error
-	gap            time.Duration // HZ/10 and a margin: the kernel's window
-	poll           time.Duration // next try while another process holds the window
-	budget         time.Duration // how long one write may keep meeting EAGAIN
+	// Set by newPacer; a test replaces them before any work is queued.
+	write  func(*session) error
+	gap    time.Duration // HZ/10 and a margin: the kernel's window
+	poll   time.Duration // next try while another process holds the window
+	budget time.Duration // how long one write may keep meeting EAGAIN
 
-	queued atomic.Int64 // follow-ups ever added; tests read it
-
-	mu      sync.Mutex // protects the fields below
-	groups  []*followUp
+	mu      sync.Mutex // protects the fields below, and is held across each write
+	queue   []*session
 	running bool
 	done    chan struct{} // closed when the running goroutine ends
 	kick    chan struct{} // buffer 1: work arrived while the goroutine waits
 	status  statusTable
-
-	// Owned by the running goroutine.
-	last    time.Time // when its last autogroup write landed
+	last    time.Time // when the last write landed
 	limited bool      // a write met EAGAIN: this process is rate limited
 	starved bool      // a write used its whole budget: another process holds every window
 }
 
 func newPacer() *pacer {
 	return &pacer{
-		applyAutogroup: (*followUp).writeAutogroup,
-		gap:            100*time.Millisecond + 2*time.Millisecond,
-		poll:           10 * time.Millisecond,
-		budget:         10 * time.Second,
-		kick:           make(chan struct{}, 1),
+		write:  (*session).write,
+		gap:    100*time.Millisecond + 2*time.Millisecond,
+		poll:   10 * time.Millisecond,
+		budget: 10 * time.Second,
+		kick:   make(chan struct{}, 1),
 	}
 }
 
-// afterStart is the process's pacer.
-var afterStart = newPacer()
+// autogroups is the process's pacer.
+var autogroups = newPacer()
 
-// add queues f and starts the goroutine if none runs.
-func (p *pacer) add(f *followUp) {
-	p.queued.Add(1)
+// now writes s at once unless this process is rate limited and its window
+// has not passed, and returns the write's error: EAGAIN means the caller
+// may add s to the queue.
+func (p *pacer) now(s *session) error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	f.status = p.status.add(f.child.pid, f.start, f.stepName())
-	p.groups = append(p.groups, f)
+	if p.limited && time.Until(p.last.Add(p.gap)) > 0 {
+		return unix.EAGAIN
+	}
+	err := p.write(s)
+	switch {
+	case err == nil:
+		p.last = time.Now()
+	case errors.Is(err, unix.EAGAIN):
+		p.limited = true
+	}
+	return err
+}
+
+// add queues s and starts the goroutine if none runs.
+func (p *pacer) add(s *session) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.status.add(s.pid, s.start, s.step())
+	p.queue = append(p.queue, s)
 	if p.running {
 		select {
 		case p.kick <- struct{}{}:
@@ -75,78 +92,83 @@ func (p *pacer) add(f *followUp) {
 // run is the pacer's goroutine: it ends when the queue is empty.
 func (p *pacer) run() {
 	for {
-		f := p.head()
-		if f == nil {
-			if p.retire() {
-				return
-			}
-			continue
+		wait, failed, more := p.next()
+		if !more {
+			return
 		}
-		if wait := p.write(f); wait > 0 {
+		if failed != nil {
+			failed() // outside the lock: OnError may call Inspect
+		}
+		if wait > 0 {
 			p.sleep(wait)
 		}
 	}
 }
 
-// head returns the first follow-up queued, or nil.
-func (p *pacer) head() *followUp {
+// next tries the head of the queue and returns how long to wait before the
+// next try, and the report of a write that failed, if any; more is false,
+// and the goroutine marked ended, once the queue is empty.
+func (p *pacer) next() (wait time.Duration, failed func(), more bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if len(p.groups) == 0 {
-		return nil
+	if len(p.queue) == 0 {
+		p.running = false
+		close(p.done)
+		return 0, nil, false
 	}
-	return p.groups[0]
-}
-
-// retire marks the goroutine ended if nothing is queued, under the lock add
-// checks it with.
-func (p *pacer) retire() bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if len(p.groups) > 0 {
-		return false
-	}
-	p.running = false
-	close(p.done)
-	return true
-}
-
-// write tries f's autogroup write and returns how long to wait before the
-// next try, or 0 when f is done (applied, dropped or failed).
-func (p *pacer) write(f *followUp) time.Duration {
+	s := p.queue[0]
 	if wait := time.Until(p.last.Add(p.gap)); p.limited && wait > 0 {
-		return wait
+		return wait, nil, true
 	}
-	err := p.applyAutogroup(f)
+	err := p.write(s)
 	now := time.Now()
 	if !errors.Is(err, unix.EAGAIN) {
 		if err == nil {
 			p.last, p.starved = now, false
 		}
-		p.finish(f, err)
-		return 0
+		return 0, p.finish(err), true
 	}
 	// Refused: this process or another wrote less than HZ/10 ago.
 	p.limited = true
-	if f.refused.IsZero() {
-		f.refused = now
+	if s.refused.IsZero() {
+		s.refused = now
 	}
 	// Once one write used its whole budget, the next ones get one more
 	// window each, not a budget each: twenty queued tabs fail in seconds,
-	// not in 200 s, while the other writer keeps every window.
+	// not in twenty budgets, while the other writer keeps every window.
 	budget := p.budget
 	if p.starved {
 		budget = 2 * p.gap
 	}
-	if now.Sub(f.refused) >= budget {
+	if now.Sub(s.refused) >= budget {
 		p.starved = true
-		p.finish(f, errRateLimit{err, budget})
-		return 0
+		return 0, p.finish(errRateLimit{err, budget}), true
 	}
 	if wait := p.last.Add(p.gap).Sub(now); wait > 0 {
-		return wait // our own last write holds the window
+		return wait, nil, true // our own last write holds the window
 	}
-	return p.poll
+	return p.poll, nil, true
+}
+
+// finish removes the head of the queue, records its outcome and returns
+// the report of a failure, if any, for the goroutine to call without p.mu.
+func (p *pacer) finish(err error) func() {
+	s := p.queue[0]
+	p.queue[0] = nil // the queue's array must not keep s (and its report) alive
+	if p.queue = p.queue[1:]; len(p.queue) == 0 {
+		p.queue = nil
+	}
+	var serr error
+	if err != nil {
+		serr = &stepError{path: s.path, pid: s.pid, step: s.step(), err: err}
+	}
+	p.status.done(p.status.add(s.pid, s.start), s.step(), serr)
+	s.err = serr
+	close(s.done)
+	if serr == nil || s.report == nil {
+		return nil
+	}
+	return func() { s.report(serr) }
 }
 
 // sleep waits for d, or less if new work arrives.
@@ -156,25 +178,6 @@ func (p *pacer) sleep(d time.Duration) {
 	select {
 	case <-t.C:
 	case <-p.kick:
-	}
-}
-
-// finish removes f from the queue and reports err, if any.
-func (p *pacer) finish(f *followUp, err error) {
-	p.mu.Lock()
-	p.groups[0] = nil // the queue's array must not keep f (and its command) alive
-	if p.groups = p.groups[1:]; len(p.groups) == 0 {
-		p.groups = nil
-	}
-	var serr *StepError
-	if err != nil {
-		serr = &StepError{Pid: f.child.pid, Step: f.stepName(), Err: err}
-	}
-	p.status.done(f.status, f.stepName(), serr)
-	p.mu.Unlock()
-	f.child.close()
-	if serr != nil && f.report != nil {
-		f.report(serr)
 	}
 }
 
@@ -194,4 +197,31 @@ func (p *pacer) wait(ctx context.Context) error {
 	}
 }
 
-func waitApplied(ctx context.Context) error { return afterStart.wait(ctx) }
+// fail records a step that failed for process pid, started at start, for
+// Inspect.
+func (p *pacer) fail(pid int, start uint64, err error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.status.fail(pid, start, err)
+}
+
+// lookup returns what Inspect shows of process pid's steps.
+func (p *pacer) lookup(pid int, start uint64) (pending []string, failed error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.status.lookup(pid, start)
+}
+
+// errRateLimit is the error of an autogroup write the kernel's rate limit
+// kept refusing for the pacer's whole budget: another process writes
+// autogroups without pause.
+type errRateLimit struct {
+	err    error
+	budget time.Duration
+}
+
+func (e errRateLimit) Error() string {
+	return fmt.Sprintf("refused by the kernel's rate limit (one write per 100 ms system-wide) for %v: %v", e.budget, e.err)
+}
+
+func (e errRateLimit) Unwrap() error { return e.err }

@@ -34,17 +34,17 @@ type step struct {
 	at  time.Duration // since start
 }
 
-func (k *fakeKernel) write(start time.Time) func(*followUp) error {
-	return func(f *followUp) error {
+func (k *fakeKernel) write(start time.Time) func(*session) error {
+	return func(f *session) error {
 		k.mu.Lock()
 		defer k.mu.Unlock()
 		now := time.Now()
 		if k.deny || now.Before(k.next) {
 			k.refused++
-			return fmt.Errorf("write /proc/%d/autogroup: %w", f.child.pid, unix.EAGAIN)
+			return fmt.Errorf("write /proc/%d/autogroup: %w", f.pid, unix.EAGAIN)
 		}
 		k.next = now.Add(k.window)
-		k.writes = append(k.writes, step{f.child.pid, now.Sub(start)})
+		k.writes = append(k.writes, step{f.pid, now.Sub(start)})
 		return nil
 	}
 }
@@ -53,13 +53,13 @@ func (k *fakeKernel) write(start time.Time) func(*followUp) error {
 // present time.
 func fakePacer(k *fakeKernel) (*pacer, time.Time) {
 	p, start := newPacer(), time.Now()
-	p.applyAutogroup = k.write(start)
+	p.write = k.write(start)
 	p.status.alive = func(int, uint64) bool { return true }
 	return p, start
 }
 
-func fakeFollowUp(pid int, report func(error)) *followUp {
-	return &followUp{child: child{pid: pid, pidfd: -1}, nice: 5, report: report}
+func fakeSession(pid int, report func(error)) *session {
+	return &session{pid: pid, nice: 5, report: report, done: make(chan struct{})}
 }
 
 // TestPacerSpacesWrites: a burst of twenty Setsid starts (a window restoring
@@ -72,7 +72,7 @@ func TestPacerSpacesWrites(t *testing.T) {
 		p, _ := fakePacer(k)
 		var reported []error
 		for pid := range 20 {
-			p.add(fakeFollowUp(pid, func(err error) { reported = append(reported, err) }))
+			p.add(fakeSession(pid, func(err error) { reported = append(reported, err) }))
 		}
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, k.writes, 20, "writes that landed: got %d, want 20", len(k.writes))
@@ -92,7 +92,7 @@ func TestPacerWaitsForAnotherWriter(t *testing.T) {
 		k := &fakeKernel{window: 100 * time.Millisecond}
 		k.next = time.Now().Add(40 * time.Millisecond)
 		p, _ := fakePacer(k)
-		p.add(fakeFollowUp(1, nil))
+		p.add(fakeSession(1, nil))
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, k.writes, 1)
 		assert.Equal(t, 40*time.Millisecond, k.writes[0].at, "write landed at %v, want 40ms", k.writes[0].at)
@@ -101,7 +101,7 @@ func TestPacerWaitsForAnotherWriter(t *testing.T) {
 }
 
 // TestPacerGivesUp: while another process takes every window, a write is
-// retried for the budget, then reported as a StepError wrapping EAGAIN; the
+// retried for the budget, then reported as a stepError wrapping EAGAIN; the
 // children queued behind it get two windows each, not a budget each, until
 // a write lands again; nothing else happens to the children.
 func TestPacerGivesUp(t *testing.T) {
@@ -112,9 +112,9 @@ func TestPacerGivesUp(t *testing.T) {
 		var reported []error
 		var at []time.Duration
 		report := func(err error) { reported, at = append(reported, err), append(at, time.Since(start)) }
-		p.add(fakeFollowUp(1, report))
-		p.add(fakeFollowUp(2, report))
-		p.add(fakeFollowUp(3, report))
+		p.add(fakeSession(1, report))
+		p.add(fakeSession(2, report))
+		p.add(fakeSession(3, report))
 		require.NoError(t, p.wait(context.Background()))
 		require.Len(t, reported, 3)
 		// Tries come every poll, so a child gives up on the first poll at or
@@ -122,10 +122,10 @@ func TestPacerGivesUp(t *testing.T) {
 		short := (2*p.gap + p.poll - 1) / p.poll * p.poll
 		assert.Equal(t, []time.Duration{time.Second, time.Second + short, time.Second + 2*short}, at, "failures reported at")
 		for i, err := range reported {
-			var se *StepError
-			require.True(t, errors.As(err, &se), "got %T, want *StepError", err)
-			assert.Equal(t, i+1, se.Pid)
-			assert.Equal(t, "autogroup nice 5", se.Step)
+			var se *stepError
+			require.True(t, errors.As(err, &se), "got %T, want *stepError", err)
+			assert.Equal(t, i+1, se.pid)
+			assert.Equal(t, "autogroup nice 5", se.step)
 			assert.ErrorIs(t, err, unix.EAGAIN)
 		}
 	})
@@ -138,22 +138,18 @@ func TestPacerStatus(t *testing.T) {
 		k := &fakeKernel{window: 100 * time.Millisecond, deny: true}
 		p, _ := fakePacer(k)
 		p.budget = time.Second
-		f := fakeFollowUp(7, nil)
+		f := fakeSession(7, nil)
 		f.start = 42
 		p.add(f)
 		synctest.Wait()
-		p.mu.Lock()
-		pending, failed := p.status.lookup(7, 42)
-		p.mu.Unlock()
+		pending, failed := p.lookup(7, 42)
 		assert.Equal(t, []string{"autogroup nice 5"}, pending, "pending while the kernel refuses it")
 		assert.NoError(t, failed)
 		require.NoError(t, p.wait(context.Background()))
-		p.mu.Lock()
-		defer p.mu.Unlock()
-		pending, failed = p.status.lookup(7, 42)
+		pending, failed = p.lookup(7, 42)
 		assert.Empty(t, pending)
 		assert.ErrorIs(t, failed, unix.EAGAIN)
-		pending, failed = p.status.lookup(7, 43)
+		pending, failed = p.lookup(7, 43)
 		assert.Empty(t, pending, "another process with the same pid")
 		assert.NoError(t, failed, "another process with the same pid")
 	})
@@ -164,11 +160,11 @@ func TestPacerStatus(t *testing.T) {
 // errors.Is, in a text of one line.
 func TestStatusJoinsFailuresOnOneLine(t *testing.T) {
 	tbl := statusTable{alive: func(int, uint64) bool { return true }}
-	f := &followUp{child: child{pid: 7, pidfd: -1}, start: 99, nice: 15}
-	idle := &StepError{Pid: 7, Step: "SCHED_IDLE, nice 15", Err: unix.EPERM}
-	ag := &StepError{Pid: 7, Step: f.stepName(), Err: unix.EAGAIN}
+	f := &session{pid: 7, start: 99, nice: 15}
+	idle := &stepError{path: "/bin/agent", pid: 7, step: "SCHED_IDLE, nice 15", err: unix.EPERM}
+	ag := &stepError{path: "/bin/agent", pid: 7, step: f.step(), err: unix.EAGAIN}
 	tbl.fail(7, 99, idle)
-	tbl.done(tbl.add(7, 99, f.stepName()), f.stepName(), ag)
+	tbl.done(tbl.add(7, 99, f.step()), f.step(), ag)
 
 	pending, failed := tbl.lookup(7, 99)
 	assert.Empty(t, pending, "pending steps")
@@ -191,7 +187,7 @@ func TestStatusTableBounded(t *testing.T) {
 	var entries []*childStatus
 	for pid := 1; pid <= 200; pid++ {
 		alive[pid] = true
-		tbl.fail(pid, 1, &StepError{Pid: pid, Step: "SCHED_IDLE, nice 19", Err: unix.EPERM})
+		tbl.fail(pid, 1, &stepError{path: "/bin/agent", pid: pid, step: "SCHED_IDLE, nice 19", err: unix.EPERM})
 		entries = append(entries, tbl.add(pid, 1, "autogroup nice 19"))
 	}
 	require.Len(t, tbl.byPid, 200, "entries while every child waits for a step")

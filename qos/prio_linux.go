@@ -36,22 +36,13 @@ type setting struct {
 }
 
 // utilityNice is the Agent tier's nice value in mode utility: the smallest
-// demotion that kept a GUI-like thread's burst latency within 2x of an idle
+// demotion that kept a GUI-like thread's burst latency within twice an idle
 // machine's beside CPU, disk and metadata load in the bench (`go run ./bench
-// -arms idle,default,agent,nice:10,nice:15,nice:19,background`, 6 rounds of
-// 8 s on a 2-core VM: burst p95 vs idle x4.55 [4.17, 4.77] at nice 5, x2.18
-// [2.05, 2.33] at 10, x1.70 [1.64, 1.76] at 15, x1.39 at 19; 95 % bootstrap
-// intervals over rounds). Android's THREAD_PRIORITY_BACKGROUND and
-// Chromium's background thread type are nice 10, which missed that goal
-// here. What the agents pay: in that run their spinners did 24 % less work
-// than at default (the same at nice 10), and against the person's own nice-0
-// job on one core (BenchmarkShareBesideUserJob, Linux 6.18, a quiet
-// machine) an agent thread got 26 % of the core at nice 5, 20 % at 10,
-// 18 % at 15 and 19 % at 19: far more than the CFS weights predict (36
-// against 1024 at nice 15, kernel/sched/core.c, sched_prio_to_weight), so
-// on this kernel nice 15 costs an agent no more than nice 10 beside a busy
-// user job.
-// With the GUI idle, an agent gets all the spare CPU.
+// -arms idle,default,agent,nice:10,nice:15,nice:19,background`; the figures,
+// and what it costs the agents, are in bench/README.md). Android's
+// THREAD_PRIORITY_BACKGROUND and Chromium's background thread type are nice
+// 10, which missed that goal there. With the GUI idle, an agent gets all
+// the spare CPU.
 const utilityNice = 15
 
 // settingFor is the Linux column of the policy table in qos.go.

@@ -57,7 +57,7 @@ func taskpolicyFlags(t Tier, m Mode) []string {
 	return []string{"-b"}
 }
 
-func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
+func start(cmd *exec.Cmd, t Tier, m Mode) error {
 	if m == ModeOff || cmd.Err != nil || cmd.Path == "" || cmd.Path == taskpolicy {
 		return cmd.Start() // cmd.Start reports cmd.Err and an empty Path
 	}
@@ -70,7 +70,7 @@ func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
 	return cmd.Start()
 }
 
-func (o Options) do(t Tier, m Mode, fn func()) error {
+func do(t Tier, m Mode, fn func()) error {
 	if m == ModeOff {
 		fn()
 		return nil
@@ -161,7 +161,7 @@ func lowerBG() (func() error, error) {
 	return func() error { return unix.Setpriority(prioDarwinThread, 0, prev) }, nil
 }
 
-func (o Options) enterServing() error {
+func enterServing() error {
 	return setIOPolicy(iopolScopeProcess, iopolUtility)
 }
 

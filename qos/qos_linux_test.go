@@ -70,7 +70,7 @@ func TestStartTiers(t *testing.T) {
 		{Background, ModeBackground, "nice 19 SCHED_IDLE io idle/0"},
 	}
 	for _, tc := range tests {
-		t.Run(tc.tier.String()+"/"+string(tc.mode), func(t *testing.T) {
+		t.Run(tierNames[tc.tier]+"/"+string(tc.mode), func(t *testing.T) {
 			child, _ := shellTree(t, func(c *exec.Cmd) error { return Start(c, tc.tier, tc.mode) })
 			assert.Equal(t, tc.want, threadLine(child), "got %s, want %s", threadLine(child), tc.want)
 		})
@@ -113,7 +113,11 @@ func TestStartRefusesPtrace(t *testing.T) {
 	cmd := exec.Command("/bin/true")
 	cmd.SysProcAttr = &syscall.SysProcAttr{Ptrace: true}
 	err := Start(cmd, Agent, ModeUtility)
-	assert.ErrorIs(t, err, ErrThreadBound)
+	assert.ErrorContains(t, err, "SysProcAttr.Ptrace is tied to the starting thread")
+	assert.Nil(t, cmd.Process, "a refused command must not start")
+	var g Group
+	err = g.Start(cmd, Agent, ModeUtility)
+	assert.ErrorContains(t, err, "SysProcAttr.Ptrace is tied to the starting thread", "held or not")
 	assert.Nil(t, cmd.Process, "a refused command must not start")
 	t.Run("mode off starts it", func(t *testing.T) {
 		cmd := exec.Command("/bin/true")
@@ -184,7 +188,7 @@ func TestDo(t *testing.T) {
 		{Background, ModeOff, ""},
 	}
 	for _, tc := range tests {
-		t.Run(tc.tier.String()+"/"+string(tc.mode), func(t *testing.T) {
+		t.Run(tierNames[tc.tier]+"/"+string(tc.mode), func(t *testing.T) {
 			want := tc.want
 			if want == "" {
 				want = threadLine(b)
@@ -274,19 +278,19 @@ func TestMainThread(t *testing.T) {
 
 func TestEnvForwarding(t *testing.T) {
 	t.Setenv(EnvVar, "background")
-	m, err := ModeFromEnv()
+	m, _, err := ResolveMode(os.Getenv(EnvVar))
 	require.NoError(t, err)
 	for _, tc := range []struct {
 		name    string
 		forward bool
 		want    string
-	}{{"with Env", true, "background <nil>\n"}, {"without", false, "utility <nil>\n"}} {
+	}{{"with EnvVar", true, "background <nil>\n"}, {"without", false, "utility <nil>\n"}} {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := helperCmd("TestEnvForwarding", "printmode")
 			// An allowlist rebuilds the child's environment from scratch.
 			cmd.Env = []string{"PATH=" + os.Getenv("PATH"), helperEnv + "=printmode", noRaceExitSleep()}
 			if tc.forward {
-				cmd.Env = append(cmd.Env, Env(m))
+				cmd.Env = append(cmd.Env, EnvVar+"="+string(m))
 			}
 			out, err := cmd.StdoutPipe()
 			require.NoError(t, err)
@@ -294,7 +298,7 @@ func TestEnvForwarding(t *testing.T) {
 			got, err := io.ReadAll(out)
 			require.NoError(t, err)
 			require.NoError(t, cmd.Wait())
-			assert.Equal(t, tc.want, string(got), "the child's ModeFromEnv: got %q, want %q", got, tc.want)
+			assert.Equal(t, tc.want, string(got), "the child's ResolveMode: got %q, want %q", got, tc.want)
 		})
 	}
 }

@@ -54,40 +54,39 @@ func TestMain(m *testing.M) {
 	goleak.VerifyTestMain(m)
 }
 
-func TestResolve(t *testing.T) {
-	profile := func(v string) Source { return EnvSource("profile work", []string{"PATH=/bin", EnvVar + "=" + v}) }
-	daemon := func(v string) Source { return EnvSource("the daemon's environment", []string{EnvVar + "=" + v}) }
-	config := func(v string) Source { return Source{Origin: "config key qos", Value: v} }
+func TestResolveMode(t *testing.T) {
 	tests := []struct {
-		name    string
-		sources []Source
-		want    Mode
-		errHas  string // "" when no error is expected
+		name   string
+		values []string // profile's, the app's environment's, the configuration's
+		want   Mode
+		from   int
+		errHas string // "" when no error is expected
 	}{
-		{"none is utility", nil, ModeUtility, ""},
-		{"profile wins", []Source{profile("background"), daemon("off"), config("utility")}, ModeBackground, ""},
-		{"daemon after unset profile", []Source{EnvSource("profile work", []string{"PATH=/bin"}), daemon("off"), config("background")}, ModeOff, ""},
-		{"empty sets nothing", []Source{profile(""), daemon(""), config("background")}, ModeBackground, ""},
-		{"all empty is utility", []Source{profile(""), config("")}, ModeUtility, ""},
-		{"last duplicate counts", []Source{EnvSource("p", []string{EnvVar + "=off", EnvVar + "=background"})}, ModeBackground, ""},
-		{"bad first value is an error", []Source{profile("fast"), daemon("off")}, ModeUtility, `"fast" in OFFMAIN_QOS in profile work`},
-		{"bad value after a good one is not read", []Source{daemon("off"), config("fast")}, ModeOff, ""},
+		{"none is utility", nil, ModeUtility, -1, ""},
+		{"profile wins", []string{"background", "off", "utility"}, ModeBackground, 0, ""},
+		{"app's environment after unset profile", []string{"", "off", "background"}, ModeOff, 1, ""},
+		{"empty sets nothing", []string{"", "", "background"}, ModeBackground, 2, ""},
+		{"all empty is utility", []string{"", ""}, ModeUtility, -1, ""},
+		{"bad first value is an error", []string{"fast", "off"}, ModeUtility, 0, `qos: unknown mode "fast": want one of utility, background, off`},
+		{"bad value after a good one is not read", []string{"off", "fast"}, ModeOff, 0, ""},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := Resolve(tc.sources...)
+			got, from, err := ResolveMode(tc.values...)
 			assert.Equal(t, tc.want, got, "mode: got %q, want %q", got, tc.want)
+			assert.Equal(t, tc.from, from, "from: got %d, want %d", from, tc.from)
 			if tc.errHas == "" {
 				assert.NoError(t, err)
 				return
 			}
-			assert.ErrorIs(t, err, ErrMode)
-			assert.ErrorContains(t, err, tc.errHas)
+			assert.EqualError(t, err, tc.errHas)
 		})
 	}
 }
 
-func TestModeFromEnv(t *testing.T) {
+// TestResolveModeFromEnv: the values of EnvVar a process may have, as
+// ResolveMode(os.Getenv(EnvVar)) resolves them.
+func TestResolveModeFromEnv(t *testing.T) {
 	tests := []struct {
 		value string
 		want  Mode
@@ -103,35 +102,31 @@ func TestModeFromEnv(t *testing.T) {
 	for _, tc := range tests {
 		t.Run("value="+tc.value, func(t *testing.T) {
 			t.Setenv(EnvVar, tc.value)
-			got, err := ModeFromEnv()
+			got, _, err := ResolveMode(os.Getenv(EnvVar))
 			assert.Equal(t, tc.want, got, "got %q, want %q", got, tc.want)
 			if !tc.bad {
 				assert.NoError(t, err)
 				return
 			}
 			require.Error(t, err)
-			assert.ErrorIs(t, err, ErrMode)
-			for _, s := range []string{EnvVar, "utility", "background", "off", tc.value} {
+			for _, s := range []string{"utility", "background", "off", tc.value} {
 				assert.Contains(t, err.Error(), s, "error %q should name %q", err, s)
 			}
 		})
 	}
-	t.Run("unset", func(t *testing.T) {
-		t.Setenv(EnvVar, "x") // restores the variable after the test
-		require.NoError(t, os.Unsetenv(EnvVar))
-		got, err := ModeFromEnv()
-		assert.NoError(t, err)
-		assert.Equal(t, ModeUtility, got, "got %q, want utility", got)
-	})
 }
 
-func TestEnv(t *testing.T) {
-	assert.Equal(t, "OFFMAIN_QOS=background", Env(ModeBackground))
-	assert.Equal(t, "OFFMAIN_QOS=off", Env(ModeOff))
-	assert.Equal(t, "OFFMAIN_QOS=utility", Env(""), "the zero Mode is written as utility")
-	got, err := Resolve(EnvSource("child", []string{Env(ModeOff)}))
-	assert.NoError(t, err)
-	assert.Equal(t, ModeOff, got, "Env round-trips through EnvSource: got %q", got)
+// TestModeForwarded: what an app puts in a child's environment,
+// EnvVar+"="+mode, resolves to that mode in the child.
+func TestModeForwarded(t *testing.T) {
+	for _, m := range []Mode{ModeUtility, ModeBackground, ModeOff} {
+		kv := EnvVar + "=" + string(m)
+		v, ok := strings.CutPrefix(kv, "OFFMAIN_QOS=")
+		require.True(t, ok)
+		got, _, err := ResolveMode(v)
+		assert.NoError(t, err)
+		assert.Equal(t, m, got, "forwarded as %q", kv)
+	}
 }
 
 func TestDescribe(t *testing.T) {
@@ -139,7 +134,7 @@ func TestDescribe(t *testing.T) {
 	lines := strings.Split(strings.TrimSpace(d), "\n")
 	require.Len(t, lines, 2+3+1, "header, rule, three tiers, mode line:\n%s", d)
 	for i, tier := range []Tier{Serving, Agent, Background} {
-		assert.True(t, strings.HasPrefix(lines[2+i], "| "+tier.String()+" |"), "row %d: got %q, want tier %s", i, lines[2+i], tier)
+		assert.True(t, strings.HasPrefix(lines[2+i], "| "+tierNames[tier]+" |"), "row %d: got %q, want tier %s", i, lines[2+i], tierNames[tier])
 		assert.Equal(t, 6, strings.Count(lines[2+i], "|"), "row %q should have 5 cells", lines[2+i])
 	}
 	assert.Contains(t, d, "off applies nothing")
@@ -148,17 +143,18 @@ func TestDescribe(t *testing.T) {
 func TestBadArguments(t *testing.T) {
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
 	err := Start(cmd, Agent, "fast")
-	assert.ErrorIs(t, err, ErrMode)
+	assert.EqualError(t, err, `qos: unknown mode "fast": want one of utility, background, off`)
 	assert.Nil(t, cmd.Process, "a refused command must not start")
 	err = Start(cmd, Tier(7), ModeUtility)
-	assert.ErrorIs(t, err, ErrTier)
+	assert.EqualError(t, err, "qos: unknown tier 7")
+	assert.Nil(t, cmd.Process, "a refused command must not start")
+	var g Group
+	assert.EqualError(t, g.Start(cmd, Tier(7), ModeUtility), "qos: unknown tier 7")
 	assert.Nil(t, cmd.Process, "a refused command must not start")
 	ran := false
-	assert.ErrorIs(t, Do(Background, "x", func() { ran = true }), ErrMode)
-	assert.ErrorIs(t, EnterServing("x"), ErrMode)
+	assert.ErrorContains(t, Do(Background, "x", func() { ran = true }), "unknown mode")
+	assert.ErrorContains(t, EnterServing("x"), "unknown mode")
 	assert.False(t, ran, "fn must not run for a bad mode")
-	assert.Equal(t, "Tier(7)", Tier(7).String())
-	assert.True(t, errors.Is(err, ErrTier))
 }
 
 // TestAppliedString: the status reads on one line and says whose autogroup
@@ -178,9 +174,10 @@ func TestAppliedString(t *testing.T) {
 			"nice 15, SCHED_OTHER, I/O best-effort 7, own autogroup /autogroup-411 at nice 15"},
 		{"step pending and failed", Applied{Nice: 19, Policy: "SCHED_OTHER", IOClass: "idle",
 			Autogroup: "/autogroup-412", Pending: []string{"SCHED_IDLE, nice 19"},
-			Failed: errors.Join(&StepError{Pid: 7, Step: "autogroup nice 19", Err: errors.New("EAGAIN")}, errors.New("second"))},
-			"nice 19, SCHED_OTHER, I/O idle 0, own autogroup /autogroup-412 at nice 0; pending: SCHED_IDLE, nice 19; failed: qos: pid 7: autogroup nice 19: EAGAIN | second"},
+			Failed: errors.Join(&stepError{path: "/bin/agent", pid: 7, step: "autogroup nice 19", err: errors.New("EAGAIN")}, errors.New("second"))},
+			"nice 19, SCHED_OTHER, I/O idle 0, own autogroup /autogroup-412 at nice 0; pending: SCHED_IDLE, nice 19; failed: qos: /bin/agent (pid 7) runs without a step: autogroup nice 19: EAGAIN | second"},
 		{"Windows", Applied{Policy: "BELOW_NORMAL_PRIORITY_CLASS"}, "nice 0, BELOW_NORMAL_PRIORITY_CLASS"},
+		{"Pid is left out", Applied{Pid: 42, Nice: 15}, "nice 15"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

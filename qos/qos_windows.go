@@ -57,7 +57,7 @@ func priorityClass(t Tier, m Mode) uint32 {
 // the caller set in CreationFlags is replaced, not joined, and only by a
 // lower one: an agent the caller already lowered further stays there (see
 // withPriorityClass).
-func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
+func start(cmd *exec.Cmd, t Tier, m Mode) error {
 	class := priorityClass(t, m)
 	if class == 0 {
 		return cmd.Start()
@@ -71,7 +71,7 @@ func (o Options) start(cmd *exec.Cmd, t Tier, m Mode) error {
 	return cmd.Start()
 }
 
-func (o Options) do(t Tier, m Mode, fn func()) error {
+func do(t Tier, m Mode, fn func()) error {
 	if m == ModeOff || t == Serving {
 		fn()
 		return nil
@@ -145,7 +145,7 @@ func threadPriority() (int32, error) {
 	return 0, fmt.Errorf("qos: GetThreadPriority: %w", err)
 }
 
-func (o Options) enterServing() error { return nil } // Serving is unchanged on Windows
+func enterServing() error { return nil } // Serving is unchanged on Windows
 
 // mainThread is the thread package initialisation runs on: the runtime's
 // main thread m0, to which runtime.main locks the main goroutine while

@@ -2,6 +2,6 @@
 
 package qos
 
-// raceEnabled: the race detector's runtime sleeps 1 s at exit unless
+// raceEnabled: the race detector's runtime sleeps a second at exit unless
 // GORACE says otherwise, which a Group's helper processes must not.
 const raceEnabled = true

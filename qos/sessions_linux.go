@@ -4,7 +4,6 @@ package qos
 
 import (
 	"errors"
-	"math/rand/v2"
 	"os"
 	"strconv"
 	"strings"
@@ -22,62 +21,103 @@ import (
 // the nice values inside it. No step at fork or exec can prevent that, and
 // the kernel tells a normal user of no setsid (the proc connector,
 // drivers/connector/cn_proc.c, needs CAP_NET_ADMIN). So the holder looks:
-// every sessionPoll it reads its tree and writes the tier's nice value to
-// each autogroup in it that is neither the app's nor already at the tier.
+// every sessionPoll it reads its tree and queues, on its pacer, the tier's
+// nice value for each autogroup in it that is neither the app's nor
+// already at the tier.
 
 // sessionPoll is how often the holder reads its tree for new sessions: a
 // session a descendant makes runs at autogroup nice 0 for up to this long,
-// longer when the kernel's rate limit (one write per 100 ms system-wide for
-// a normal user) refuses the write, which a look 10 to 20 ms later retries.
-// One look at a tree of 11 processes and 15 threads took 0.6 to 0.8 ms on
-// this project's 2-core VM while a CI run kept both cores busy
-// (BenchmarkSessionScan): about 0.4 % of a core for each held command.
+// and longer while the kernel's rate limit (one write per HZ/10
+// system-wide for a normal user) defers the write. What one look costs is
+// in bench/README.md.
 const sessionPoll = 200 * time.Millisecond
 
 // sessionWatch is the holder's look at its tree's sessions.
 type sessionWatch struct {
 	nice   int                 // the tier's
 	app    string              // the app's autogroup: its members are weighed within it
-	denied map[string]struct{} // autogroups that refused the write (EPERM, EACCES: another user's)
+	path   string              // the command, for errors
+	queued map[string]*session // autogroups whose write is on the pacer
+	denied map[string]bool     // autogroups that refused the write (EPERM, EACCES: another user's)
 }
 
 // newSessionWatch returns the watch for a command at nice, or nil when
 // there is nothing to watch: a tier that keeps nice 0, or a kernel that makes
 // no autogroups, or an app whose autogroup is unknown (without it, a write
 // could reach the app's own).
-func newSessionWatch(nice int, app string) *sessionWatch {
+func newSessionWatch(nice int, app, path string) *sessionWatch {
 	if nice <= 0 || app == "" || !autogroupOn() {
 		return nil
 	}
-	return &sessionWatch{nice: nice, app: app, denied: map[string]struct{}{}}
+	return &sessionWatch{nice: nice, app: app, path: path, queued: map[string]*session{}, denied: map[string]bool{}}
 }
 
-// look writes the tier's nice value to every autogroup in the tree below
-// root (root included) that runs below it. It returns how many writes the
-// rate limit refused, for the next look to retry.
-func (w *sessionWatch) look(root int) (refused int) {
+// look queues the tier's nice value for every autogroup in the tree below
+// root (root included) that runs below it and is not queued already. An
+// autogroup whose write failed for a reason other than the rate limit is
+// left alone from then on.
+func (w *sessionWatch) look(root int) {
+	w.settled()
 	seen := map[string]bool{}
 	for _, pid := range append([]int{root}, pidsBelow(root)...) {
 		name, nice, err := autogroup(pid)
-		if err != nil || seen[name] || name == w.app || name == RootAutogroup || nice >= w.nice {
+		if err != nil || seen[name] || name == w.app || name == rootAutogroup || nice >= w.nice {
 			continue
 		}
 		seen[name] = true
-		if _, no := w.denied[name]; no || !rootTaskGroup(pid) {
+		if w.denied[name] || w.queued[name] != nil || !rootTaskGroup(pid) {
 			continue
 		}
-		p, ok := readProc(pid)
-		if !ok {
-			continue
-		}
-		switch err := writeGroupNice(pid, p.start, w.nice, w.app); {
-		case errors.Is(err, unix.EAGAIN):
-			refused++
-		case err != nil && running(pid, p.start):
-			w.denied[name] = struct{}{}
+		if p, ok := readProc(pid); ok {
+			w.queue(p, name)
 		}
 	}
-	return refused
+}
+
+// queue puts the write of autogroup name, which process p is in, on the
+// pacer.
+func (w *sessionWatch) queue(p proc, name string) *session {
+	s := &session{pid: p.pid, start: p.start, sid: p.sid, name: name, nice: w.nice, app: w.app,
+		path: w.path, done: make(chan struct{})}
+	w.queued[name] = s
+	autogroups.add(s)
+	return s
+}
+
+// settled forgets the writes that are done, denying the autogroups whose
+// write failed other than by the rate limit.
+func (w *sessionWatch) settled() {
+	for name, s := range w.queued {
+		select {
+		case <-s.done:
+			delete(w.queued, name)
+			if s.err != nil && !errors.Is(s.err, unix.EAGAIN) {
+				w.denied[name] = true
+			}
+		default:
+		}
+	}
+}
+
+// settle queues the autogroup of the session process pid is in (the
+// keeper's, for the holder) and waits up to d for its write; it returns the
+// write's error, or nil once d passed with the write still deferred by the
+// rate limit (the pacer keeps trying).
+func (w *sessionWatch) settle(pid int, d time.Duration) error {
+	p, ok := readProc(pid)
+	name, nice, err := autogroup(pid)
+	if !ok || err != nil || name == w.app || name == rootAutogroup || nice >= w.nice || !rootTaskGroup(pid) {
+		return err
+	}
+	s := w.queue(p, name)
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-s.done:
+		return s.err
+	case <-t.C:
+		return nil
+	}
 }
 
 // pidsBelow returns the pids below root, found through each thread's
@@ -126,44 +166,8 @@ func pidsBelow(root int) []int {
 	return out
 }
 
-// after returns when to look next: after sessionPoll, or soon, 10 to 20
-// ms, when the rate limit refused a write, so that a burst of new sessions
-// gets its writes about 100 ms apart rather than a look apart.
-func (w *sessionWatch) after(refused int) time.Duration {
-	if refused > 0 {
-		return 10*time.Millisecond + rand.N(10*time.Millisecond)
-	}
-	return sessionPoll
-}
-
 // childrenFiles reports whether this kernel has /proc/<pid>/task/<tid>/children.
 var childrenFiles = sync.OnceValue(func() bool {
 	_, err := os.Stat("/proc/self/task/" + strconv.Itoa(unix.Gettid()) + "/children")
 	return err == nil
 })
-
-// ownGroupNice writes nice to the holder's own autogroup (that of the
-// session the keeper leads) before the command starts, so that nothing of
-// the command ever runs in it at nice 0. The kernel's rate limit refuses a
-// normal user's write within 100 ms of anyone's; it retries every 10 to 20
-// ms, so that of a burst of n Setsid starts the last waits about n x 100
-// ms, for at most ownGroupWait, after which the command starts and the
-// write is left to the app's pacer and the session watch. It reports
-// whether the rate limit still refused it.
-func ownGroupNice(nice int, app string) (refused bool, err error) {
-	deadline := time.Now().Add(ownGroupWait)
-	for {
-		err := writeGroupNice(os.Getpid(), startTime(os.Getpid()), nice, app)
-		if !errors.Is(err, unix.EAGAIN) {
-			return false, err
-		}
-		if time.Now().After(deadline) {
-			return true, nil
-		}
-		time.Sleep(10*time.Millisecond + rand.N(10*time.Millisecond))
-	}
-}
-
-// ownGroupWait bounds how long a Setsid command's start waits for the rate
-// limit: 5 s is a burst of about 50 Setsid starts at once.
-const ownGroupWait = 5 * time.Second

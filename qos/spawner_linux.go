@@ -31,8 +31,8 @@ import (
 // find_new_reaper), where cmd.Wait still finds it (wait(2): a thread waits
 // for the children of the other threads of its group). Without pidfds the
 // spawner stays until the process ends. Commands without Pdeathsig keep the
-// fresh thread of Options.start: they fork in parallel, where one spawner
-// starts its commands one after another (see BenchmarkStartPdeathsig).
+// fresh thread of startAt: they fork in parallel, where one spawner
+// starts its commands one after another (bench/README.md has what that costs).
 type spawner struct {
 	wake int // eventfd(2): written by Start under spawners.mu, read by run
 
@@ -103,7 +103,6 @@ func enqueue(s setting, req spawnReq) error {
 func (sp *spawner) run(s setting, locked chan<- struct{}) {
 	runtime.LockOSThread()
 	if isMainThread() {
-		mainThreadHops.Add(1)
 		inner := make(chan struct{})
 		go sp.run(s, inner)
 		<-inner
@@ -127,7 +126,7 @@ func (sp *spawner) run(s setting, locked chan<- struct{}) {
 		for _, r := range reqs {
 			o := startRecovered(r.work)
 			if o.err == nil && !o.panicked {
-				kids.add(r.cmd.Process.Pid)
+				kids.add(r.cmd.Process.Pid) // the app's own cmd: the holder forks no Pdeathsig command
 			}
 			r.reply <- o
 		}
@@ -176,17 +175,16 @@ func startRecovered(work func() error) (o outcome) {
 }
 
 // children are the running children of a spawner, each watched through a
-// pidfd, which polls readable once the process has exited (pidfd_open(2)).
-// A child whose pidfd could not be opened (a kernel before 5.3) cannot be
-// watched: the spawner then keeps running until the process ends.
+// pidfd. A child whose pidfd could not be opened (a kernel before 5.3)
+// cannot be watched: the spawner then keeps running until the process ends.
 type children struct {
-	pidfds    []int
+	pidfds    []pidfd
 	unwatched bool
 }
 
 func (c *children) add(pid int) {
-	fd, err := unix.PidfdOpen(pid, 0)
-	if err != nil {
+	fd := openPidfd(pid)
+	if fd.fd < 0 {
 		c.unwatched = true
 		return
 	}
@@ -200,8 +198,8 @@ func (c *children) empty() bool { return len(c.pidfds) == 0 && !c.unwatched }
 func (c *children) wait(wake int) {
 	fds := make([]unix.PollFd, 0, 1+len(c.pidfds))
 	fds = append(fds, unix.PollFd{Fd: int32(wake), Events: unix.POLLIN})
-	for _, fd := range c.pidfds {
-		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	for _, p := range c.pidfds {
+		fds = append(fds, unix.PollFd{Fd: int32(p.fd), Events: unix.POLLIN})
 	}
 	if _, err := unix.Poll(fds, -1); err != nil {
 		return // EINTR: the caller looks at its queue and comes back
@@ -211,19 +209,19 @@ func (c *children) wait(wake int) {
 		_, _ = unix.Read(wake, buf[:])
 	}
 	live := c.pidfds[:0]
-	for i, fd := range c.pidfds {
+	for i, p := range c.pidfds {
 		if fds[1+i].Revents != 0 {
-			_ = unix.Close(fd)
+			p.close()
 			continue
 		}
-		live = append(live, fd)
+		live = append(live, p)
 	}
 	c.pidfds = live
 }
 
 func (c *children) close() {
-	for _, fd := range c.pidfds {
-		_ = unix.Close(fd)
+	for _, p := range c.pidfds {
+		p.close()
 	}
 	c.pidfds = nil
 }

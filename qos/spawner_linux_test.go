@@ -138,9 +138,9 @@ func exitsWithin(t *testing.T, fd int, d time.Duration) bool {
 }
 
 // pdeathAppHelper starts three agents that would run for a minute: one
-// through Start with Pdeathsig, one through a Group (which sets it), one
-// through a Group in a session of its own. It prints their pids on one line
-// and waits for stdin to close, or for its death.
+// through Start with Pdeathsig, one through a Group, one through a Group in
+// a session of its own. It prints their own pids on one line and waits for
+// stdin to close, or for its death.
 func pdeathAppHelper() int {
 	var g Group
 	plain := exec.Command("/bin/sleep", "60")
@@ -158,7 +158,16 @@ func pdeathAppHelper() int {
 			return 1
 		}
 	}
-	fmt.Println(plain.Process.Pid, grouped.Process.Pid, session.Process.Pid)
+	var pids []any
+	for _, cmd := range []*exec.Cmd{plain, grouped, session} {
+		a, err := Inspect(cmd.Process.Pid) // a held command's own pid: cmd.Process is its keeper
+		if err != nil {
+			fmt.Println(err)
+			return 1
+		}
+		pids = append(pids, a.Pid)
+	}
+	fmt.Println(pids...)
 	_, _ = io.Copy(io.Discard, os.Stdin)
 	return 0
 }

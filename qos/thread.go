@@ -2,14 +2,7 @@
 
 package qos
 
-import (
-	"runtime"
-	"sync/atomic"
-)
-
-// mainThreadHops counts calls that landed on the main thread and moved their
-// lowered work to a nested goroutine (see lowered); tests read it.
-var mainThreadHops atomic.Int64
+import "runtime"
 
 // lowerFunc lowers the calling OS thread. The restore it returns puts the
 // thread back; it is nil where the thread cannot be put back (Linux: an
@@ -18,24 +11,31 @@ var mainThreadHops atomic.Int64
 type lowerFunc func() (restore func() error, err error)
 
 // outcome carries the result of work done on a lowered thread back to the
-// caller: an error, or the value of a panic to raise again.
+// caller: an error, or the value of a panic to raise again, and whether the
+// call landed on the main thread and moved off it.
 type outcome struct {
 	err      error
 	panicked bool
 	value    any
+	hopped   bool
 }
 
 // runLowered runs work on an OS thread lowered by lower, on a fresh
 // goroutine, and returns when work returns. A panic in work is raised again
 // here.
 func runLowered(lower lowerFunc, work func() error) error {
-	res := make(chan outcome, 1)
-	go lowered(lower, work, res)
-	o := <-res
+	o := lowerAndRun(lower, work)
 	if o.panicked {
 		panic(o.value)
 	}
 	return o.err
+}
+
+// lowerAndRun runs work as runLowered does and returns its outcome.
+func lowerAndRun(lower lowerFunc, work func() error) outcome {
+	res := make(chan outcome, 1)
+	go lowered(lower, work, res)
+	return <-res
 }
 
 // lowered is runLowered's goroutine. It locks its thread before lowering it:
@@ -49,16 +49,16 @@ func runLowered(lower lowerFunc, work func() error) error {
 //
 // The main thread is the exception: mexit wedges it instead of terminating it
 // (runtime/proc.go), so a lowered main thread would stay lowered, parked,
-// forever (seen in 3 of 3 runs of the plain method on Linux). On the main
+// forever. On the main
 // thread, lowered keeps it locked, so the nested goroutine cannot land on it,
 // does the work on a nested goroutine, then unlocks.
 func lowered(lower lowerFunc, work func() error, res chan<- outcome) {
 	runtime.LockOSThread()
 	if isMainThread() {
-		mainThreadHops.Add(1)
 		inner := make(chan outcome, 1)
 		go lowered(lower, work, inner)
 		o := <-inner
+		o.hopped = true
 		runtime.UnlockOSThread()
 		res <- o
 		return

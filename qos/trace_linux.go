@@ -5,10 +5,6 @@ package qos
 import (
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
-	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -38,41 +34,6 @@ import (
 // seccomp filter, Yama's ptrace_scope 3, a debugger already tracing this
 // process) are forked from a thread at SCHED_IDLE instead.
 
-// ptraceUsable reports whether a child of this process may call
-// PTRACE_TRACEME, found once by forking a child that does and then fails
-// its exec on a path that does not exist: ENOENT says it got that far.
-var ptraceUsable = sync.OnceValue(func() bool {
-	_, err := syscall.ForkExec("/nonexistent/offmain-qos-ptrace-probe", nil,
-		&syscall.ProcAttr{Sys: &syscall.SysProcAttr{Ptrace: true}})
-	return errors.Is(err, syscall.ENOENT)
-})
-
-// traceable reports whether Start may take its steps at cmd's exec (see
-// above).
-func traceable(cmd *exec.Cmd) bool {
-	a := cmd.SysProcAttr
-	if a == nil || a.Foreground || a.Ptrace {
-		return false
-	}
-	fresh := a.Setsid && !a.Setctty || !a.Setsid && a.Setpgid && a.Pgid == 0
-	return fresh && !privileged(cmd.Path) && ptraceUsable()
-}
-
-// privileged reports whether path gains privileges at exec: setuid,
-// setgid, or file capabilities (capabilities(7)). An unreadable path counts
-// as privileged; its exec fails or runs unprivileged either way.
-func privileged(path string) bool {
-	fi, err := os.Stat(path)
-	if err != nil {
-		return true
-	}
-	if fi.Mode()&(os.ModeSetuid|os.ModeSetgid) != 0 {
-		return true
-	}
-	n, err := unix.Getxattr(path, "security.capability", nil)
-	return err == nil && n > 0
-}
-
 // cldTrapped is CLD_TRAPPED, the si_code of a traced child's stop
 // (include/uapi/asm-generic/siginfo.h); x/sys/unix does not have it.
 const cldTrapped = 4
@@ -81,8 +42,8 @@ const cldTrapped = 4
 // thread, its tracer.
 type atExec struct {
 	setting    setting
-	foreground int       // a tty fd of the child's session to give its group, or -1
-	autogroup  *followUp // the autogroup write to try while the child waits, or nil
+	foreground int      // a tty fd of the child's session to give its group, or -1
+	session    *session // the autogroup write to try while the child waits, or nil
 }
 
 // stopResult is what happened at the stop.
@@ -128,8 +89,8 @@ func (x atExec) run(pid int) (r stopResult) {
 	if x.foreground >= 0 {
 		r.fg = giveTerminal(x.foreground, pid)
 	}
-	if x.autogroup != nil {
-		r.group = x.autogroup.writeAutogroup()
+	if x.session != nil {
+		r.group = autogroups.now(x.session)
 	}
 	return r
 }

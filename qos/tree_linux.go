@@ -3,141 +3,11 @@
 package qos
 
 import (
-	"bytes"
 	"errors"
-	"fmt"
-	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"golang.org/x/sys/unix"
 )
-
-// proc is one process as /proc/<pid>/stat shows it (proc_pid_stat(5)).
-type proc struct {
-	pid, ppid int
-	pgid, sid int
-	comm      string
-	state     byte   // field 3: R, S, D, Z, T, t, X, ...
-	threads   int    // field 20
-	start     uint64 // field 22: tells the process from a later one with its pid
-	nice      int    // field 19
-	policy    int    // field 41
-	exiting   bool   // PF_EXITING in field 9
-}
-
-// parseProc parses a stat line. The command name, field 2, is in
-// parentheses and may hold spaces and parentheses itself, so fields are
-// counted after the last ')'; the first of them is field 3.
-func parseProc(b []byte) (proc, bool) {
-	i := bytes.IndexByte(b, '(')
-	j := bytes.LastIndexByte(b, ')')
-	if i < 0 || j < i {
-		return proc{}, false
-	}
-	f := strings.Fields(string(b[j+1:]))
-	if len(f) < 41-2 {
-		return proc{}, false
-	}
-	num := func(n int) int { v, _ := strconv.Atoi(f[n-3]); return v }
-	p := proc{
-		ppid: num(4), pgid: num(5), sid: num(6), threads: num(20), nice: num(19), policy: num(41),
-		comm: string(b[i+1 : j]), state: f[0][0],
-	}
-	p.pid, _ = strconv.Atoi(strings.TrimSpace(string(b[:i])))
-	p.start, _ = strconv.ParseUint(f[22-3], 10, 64)
-	flags, _ := strconv.ParseUint(f[9-3], 10, 64)
-	p.exiting = flags&pfExiting != 0
-	return p, p.pid > 0
-}
-
-// readProc reads process pid; ok is false when it is gone.
-func readProc(pid int) (proc, bool) {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return proc{}, false
-	}
-	return parseProc(b)
-}
-
-// live reports whether the process neither exited nor is exiting: a zombie
-// (Z, X) or a process past the start of do_exit (PF_EXITING) forks no more.
-func (p proc) live() bool { return p.state != 'Z' && p.state != 'X' && !p.exiting }
-
-func (p proc) String() string { return fmt.Sprintf("pid %d (%s)", p.pid, p.comm) }
-
-// allProcs reads every process in /proc. Processes that exit while it reads
-// are left out.
-func allProcs() ([]proc, error) {
-	d, err := os.Open("/proc")
-	if err != nil {
-		return nil, fmt.Errorf("qos: %w", err)
-	}
-	defer d.Close()
-	names, err := d.Readdirnames(-1)
-	if err != nil {
-		return nil, fmt.Errorf("qos: read /proc: %w", err)
-	}
-	out := make([]proc, 0, len(names))
-	for _, n := range names {
-		pid, err := strconv.Atoi(n)
-		if err != nil {
-			continue
-		}
-		if p, ok := readProc(pid); ok {
-			out = append(out, p)
-		}
-	}
-	return out, nil
-}
-
-// descendants returns the processes below the roots in procs (not the roots
-// themselves), parents before their children.
-func descendants(procs []proc, roots ...int) []proc {
-	kids := make(map[int][]int, len(procs))
-	byPid := make(map[int]proc, len(procs))
-	for _, p := range procs {
-		kids[p.ppid] = append(kids[p.ppid], p.pid)
-		byPid[p.pid] = p
-	}
-	var out []proc
-	seen := map[int]bool{}
-	queue := append([]int(nil), roots...)
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		for _, c := range kids[pid] {
-			if seen[c] {
-				continue
-			}
-			seen[c] = true
-			out = append(out, byPid[c])
-			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
-// treeOf returns the live processes below root, read now.
-func treeOf(root int) ([]proc, error) {
-	procs, err := allProcs()
-	if err != nil {
-		return nil, err
-	}
-	return liveBelow(procs, root), nil
-}
-
-// liveBelow returns the live processes of procs below root.
-func liveBelow(procs []proc, root int) []proc {
-	var out []proc
-	for _, p := range descendants(procs, root) {
-		if p.live() {
-			out = append(out, p)
-		}
-	}
-	return out
-}
 
 // signalTree sends sig to every process of tree, read from procs: to a
 // whole process group at once (kill(2) with -pgid) where every process of
@@ -151,23 +21,11 @@ func liveBelow(procs []proc, root int) []proc {
 // signal; kill(2)). Each process's permission is checked first (signal 0
 // through its pidfd), since kill(2) of a group succeeds if it reached any
 // member; a group with a member that refuses is signalled one by one.
-func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
-	in := make(map[int]bool, len(tree))
-	whole := map[int]bool{}
+func signalTree(tree, procs []proc, sig unix.Signal, send signaller) (sent, refused []proc) {
+	whole, denied := wholeGroups(tree, procs, send)
 	for _, p := range tree {
-		in[p.pid] = true
-		whole[p.pgid] = true
-	}
-	for _, p := range procs {
-		if whole[p.pgid] && !in[p.pid] && p.live() {
-			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
-		}
-	}
-	denied := map[int]bool{}
-	for _, p := range tree {
-		if errors.Is(signalProc(p, 0), unix.EPERM) {
+		if denied[p.pid] {
 			refused = append(refused, p)
-			denied[p.pid], whole[p.pgid] = true, false
 		}
 	}
 	leader := make(map[int]proc, len(tree))
@@ -179,7 +37,7 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 	sentGroup := map[int]bool{}
 	for pgid, ok := range whole {
 		l, seen := leader[pgid]
-		if ok && (!seen || signalProc(l, 0) == nil) && unix.Kill(-pgid, sig) == nil {
+		if ok && (!seen || signalProc(l, 0, send) == nil) && unix.Kill(-pgid, sig) == nil {
 			sentGroup[pgid] = true
 		}
 	}
@@ -189,7 +47,7 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 		case sentGroup[p.pgid]:
 			sent = append(sent, p)
 		default:
-			switch err := signalProc(p, sig); {
+			switch err := signalProc(p, sig, send); {
 			case errors.Is(err, unix.EPERM):
 				refused = append(refused, p)
 			case err == nil:
@@ -200,27 +58,53 @@ func signalTree(tree, procs []proc, sig unix.Signal) (sent, refused []proc) {
 	return sent, refused
 }
 
+// wholeGroups returns, for each process group of tree, whether all of it is
+// in tree and may be signalled at once, and the processes of tree that
+// refuse a signal (signal 0, EPERM).
+func wholeGroups(tree, procs []proc, send signaller) (whole, denied map[int]bool) {
+	in := make(map[int]bool, len(tree))
+	whole, denied = map[int]bool{}, map[int]bool{}
+	for _, p := range tree {
+		in[p.pid] = true
+		whole[p.pgid] = true
+	}
+	for _, p := range procs {
+		if whole[p.pgid] && !in[p.pid] && p.live() {
+			whole[p.pgid] = false // the group reaches beyond the tree (the app's own, say)
+		}
+	}
+	for _, p := range tree {
+		if errors.Is(signalProc(p, 0, send), unix.EPERM) {
+			denied[p.pid], whole[p.pgid] = true, false
+		}
+	}
+	return whole, denied
+}
+
 // errGone is signalProc's error when the process exited (its pid may even
 // name another process by now).
 var errGone = errors.New("qos: the process is gone")
 
-// signalProc sends sig to p if the process with p's pid is still p (same
-// start time). The pidfd pins the process between that check and the
+// signalProc sends sig to p, through send (nil: sendSignal), if the process
+// with p's pid is still p (same start time). The pidfd pins the process between that check and the
 // signal, so a pid freed and reused meanwhile is never signalled
 // (pidfd_open(2), pidfd_send_signal(2)). It returns errGone if p is no
 // longer there, and the signal's error if any (EPERM: p is not this
 // process's to signal).
-func signalProc(p proc, sig unix.Signal) error {
-	fd, err := unix.PidfdOpen(p.pid, 0)
-	if err != nil {
+func signalProc(p proc, sig unix.Signal, send signaller) error {
+	if send == nil {
+		send = sendSignal
+	}
+	fd := openPidfd(p.pid)
+	if fd.fd < 0 {
 		return errGone
 	}
-	defer unix.Close(fd)
+	defer fd.close()
 	now, ok := readProc(p.pid)
 	if !ok || now.start != p.start {
 		return errGone
 	}
-	if err := pidfdSignal(fd, p, sig); err != nil {
+	if err := send(fd, p, sig); err != nil {
 		if errors.Is(err, unix.ESRCH) {
 			return errGone
 		}
@@ -229,11 +113,12 @@ func signalProc(p proc, sig unix.Signal) error {
 	return nil
 }
 
-// pidfdSignal sends sig through fd, the pidfd of p. Tests replace it to
-// refuse a process as the kernel would one of another user's.
-var pidfdSignal = func(fd int, _ proc, sig unix.Signal) error {
-	return unix.PidfdSendSignal(fd, sig, nil, 0)
-}
+// A signaller sends sig through fd, the pidfd of p: sendSignal, or in a
+// test one that refuses a process as the kernel would one of another
+// user's.
+type signaller func(fd pidfd, p proc, sig unix.Signal) error
+
+func sendSignal(fd pidfd, _ proc, sig unix.Signal) error { return fd.signal(sig) }
 
 // killTree sends SIGKILL to every process below root until none is left
 // alive but those it may not signal (EPERM, see signalTree), and returns
@@ -243,7 +128,7 @@ var pidfdSignal = func(fd int, _ proc, sig unix.Signal) error {
 // child made just before shows in the next round. A process that refuses
 // the signal is not waited for (it may run for good); its children are
 // still killed when they can be. The caller reaps what were its children.
-func killTree(root int, reap func()) (killed, refused []proc, err error) {
+func killTree(root int, reap func(), send signaller) (killed, refused []proc, err error) {
 	sent := map[int]uint64{}
 	denied := map[int]uint64{}
 	for round := 0; ; round++ {
@@ -260,7 +145,7 @@ func killTree(root int, reap func()) (killed, refused []proc, err error) {
 			if sent[p.pid] == p.start {
 				continue // dying: SIGKILL is pending
 			}
-			switch err := signalProc(p, unix.SIGKILL); {
+			switch err := signalProc(p, unix.SIGKILL, send); {
 			case err == nil:
 				sent[p.pid] = p.start
 				killed = append(killed, p)
@@ -284,8 +169,8 @@ func killTree(root int, reap func()) (killed, refused []proc, err error) {
 }
 
 // pause waits a little between rounds that found only dying processes,
-// longer as rounds go by (at most 10 ms): a SIGKILLed process takes a few
-// microseconds to become a zombie, longer under load.
+// longer as rounds go by (a hundredth of a second at most): a SIGKILLed
+// process takes a few microseconds to become a zombie, longer under load.
 func pause(round int) {
 	time.Sleep(time.Duration(min(round+1, 10)) * time.Millisecond)
 }

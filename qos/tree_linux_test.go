@@ -7,6 +7,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/exec"
 	"strings"
@@ -176,20 +177,17 @@ func TestHolderKilled(t *testing.T) {
 	t.Logf("tree %v gone %v after the holder was killed", pids, time.Since(killed))
 }
 
-// refuse makes pidfdSignal refuse pid as the kernel refuses a process of
-// another user's (EPERM), until the test ends. A test cannot make a
-// process unkillable for root, so the refusal is the kernel's word faked,
-// and everything else is real.
-func refuse(t *testing.T, pid int) {
-	t.Helper()
-	real := pidfdSignal
-	pidfdSignal = func(fd int, p proc, sig unix.Signal) error {
-		if p.pid == pid {
-			return unix.EPERM
-		}
-		return real(fd, p, sig)
+// refuser is a signaller that refuses the pids in it as the kernel refuses
+// a process of another user's (EPERM). A test cannot make a process
+// unkillable for root, so the refusal is the kernel's word faked, and
+// everything else is real.
+type refuser map[int]bool
+
+func (r refuser) send(fd pidfd, p proc, sig unix.Signal) error {
+	if r[p.pid] {
+		return unix.EPERM
 	}
-	t.Cleanup(func() { pidfdSignal = real })
+	return sendSignal(fd, p, sig)
 }
 
 // TestKillTreeRefused: killTree ends when a process of the tree refuses
@@ -209,12 +207,12 @@ func TestKillTreeRefused(t *testing.T) {
 		require.NoError(t, err, "sh said %q", line)
 	}
 	fds := runningTree(t, sleeps[:])
-	refuse(t, sleeps[0])
+	refused := refuser{sleeps[0]: true}
 
 	type result struct{ killed, refused []proc }
 	done := make(chan result, 1)
 	go func() {
-		killed, refused, err := killTree(sh.Process.Pid, nil)
+		killed, refused, err := killTree(sh.Process.Pid, nil, refused.send)
 		assert.NoError(t, err)
 		done <- result{killed, refused}
 	}()
@@ -240,14 +238,16 @@ func TestKillTreeRefused(t *testing.T) {
 // helpers exit and cmd.Wait returns.
 func TestGroupStopRefused(t *testing.T) {
 	g := Group{KillAfter: 200 * time.Millisecond}
+	refused := refuser{}
+	g.sys.send = refused.send
 	agent, pids := startTreeAgent(t, &g, "TestGroupStopRefused", ModeUtility)
 	runningTree(t, pids.all())
-	refuse(t, pids.Stubborn)
+	refused[pids.Stubborn] = true
 
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	err := g.Stop(ctx)
-	require.ErrorIs(t, err, ErrNotPermitted, "the stubborn child refused SIGKILL")
+	require.ErrorIs(t, err, fs.ErrPermission, "the stubborn child refused SIGKILL")
 	assert.NotErrorIs(t, err, context.DeadlineExceeded, "Stop does not wait for it")
 	assert.Contains(t, err.Error(), fmt.Sprintf("could not be killed (EPERM: another user's, as after sudo) and still run: pid %d (sleep)", pids.Stubborn))
 	assert.NotErrorIs(t, err, ErrKilled, "nothing else had to be killed: %v", err)
@@ -300,7 +300,8 @@ func TestInspectAfterAgentExit(t *testing.T) {
 
 // TestGroupStartNotHeld: a command in a new PID namespace, or as another
 // user, starts directly (its cmd.Process is the command, not a keeper),
-// since the helpers would misreport its pid or run as that user.
+// since the helpers would misreport its pid or run as that user; the Group
+// says so.
 func TestGroupStartNotHeld(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("a new PID namespace and another user's credentials need root (CAP_SYS_ADMIN, CAP_SETUID); CI's root pass runs this")
@@ -311,7 +312,8 @@ func TestGroupStartNotHeld(t *testing.T) {
 		"Credential":   {Credential: &syscall.Credential{Uid: 65534, Gid: 65534}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			var g Group
+			var told []error
+			g := Group{OnError: func(err error) { told = append(told, err) }}
 			cmd := exec.Command("/bin/sh", "-c", "echo $$; exec sleep 1000")
 			cmd.SysProcAttr = attr
 			out, err := cmd.StdoutPipe()
@@ -325,6 +327,8 @@ func TestGroupStartNotHeld(t *testing.T) {
 			p, ok := readProc(cmd.Process.Pid)
 			require.True(t, ok)
 			assert.NotEqual(t, "qos-keeper", p.comm, "cmd.Process is the command itself (said %q)", line)
+			require.Len(t, told, 1, "the Group says the command is not held")
+			assert.ErrorContains(t, told[0], "not held", "and why")
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
 			if err := g.Stop(ctx); err != nil {

@@ -52,36 +52,42 @@ func inspectTree(a *Applied, root, below int) {
 		}
 	}
 	for _, p := range tree {
-		if !p.live() {
-			continue
-		}
-		a.Processes++
-		if name, nice, err := autogroup(p.pid); err == nil && name != ref.group && name != ref.appName &&
-			name != RootAutogroup && nice < ref.nice && rootTaskGroup(p.pid) {
-			note(fmt.Sprintf("%v: own autogroup %s at nice %d", p, name, nice))
-		}
-		tids, err := tasks(p.pid)
-		if err != nil {
-			continue
-		}
-		for _, tid := range tids {
-			t, ok := threadTier(p.pid, tid)
-			if !ok {
-				continue
-			}
-			a.Threads++
-			if why := t.above(ref); why != "" {
-				who := p.String()
-				if tid != p.pid {
-					who += " thread " + strconv.Itoa(tid)
-				}
-				note(who + ": " + why)
-			}
+		if p.live() {
+			a.Processes++
+			a.Threads += inspectProc(p, ref, note)
 		}
 	}
 	if more > 0 {
 		a.OffTier = append(a.OffTier, fmt.Sprintf("and %d more", more))
 	}
+}
+
+// inspectProc notes how p, or a thread of it, runs above ref, and returns
+// how many threads it read.
+func inspectProc(p proc, ref tierRef, note func(string)) (threads int) {
+	if name, nice, err := autogroup(p.pid); err == nil && name != ref.group && name != ref.appName &&
+		name != rootAutogroup && nice < ref.nice && rootTaskGroup(p.pid) {
+		note(fmt.Sprintf("%v: own autogroup %s at nice %d", p, name, nice))
+	}
+	tids, err := tasks(p.pid)
+	if err != nil {
+		return 0
+	}
+	for _, tid := range tids {
+		t, ok := threadTier(p.pid, tid)
+		if !ok {
+			continue
+		}
+		threads++
+		if why := t.above(ref); why != "" {
+			who := p.String()
+			if tid != p.pid {
+				who += " thread " + strconv.Itoa(tid)
+			}
+			note(who + ": " + why)
+		}
+	}
+	return threads
 }
 
 // refOf reads root's main thread and autogroup.
@@ -97,12 +103,8 @@ func refOf(root int) (tierRef, bool) {
 
 // threadTier reads thread tid of process pid.
 func threadTier(pid, tid int) (tierRef, bool) {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/stat", pid, tid))
+	p, err := readThread(pid, tid)
 	if err != nil {
-		return tierRef{}, false
-	}
-	p, ok := parseProc(b)
-	if !ok {
 		return tierRef{}, false
 	}
 	class, level, err := effectiveIOPrio(tid)

@@ -45,7 +45,7 @@ var ErrQuitting = errors.New("agent: the app is quitting")
 
 // Options configure a [Set]. Only Send is required.
 type Options struct {
-	// Mode is the qos mode agents start in. Zero: utility (qos.Env).
+	// Mode is the qos mode agents start in. Zero: utility.
 	Mode qos.Mode
 	// Command is the agents' default command, run with sh -c (cmd /c on
 	// Windows). Zero: the stand-in, if StandInEnv is set.

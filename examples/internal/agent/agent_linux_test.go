@@ -144,7 +144,7 @@ func TestAgentEnvironment(t *testing.T) {
 	h := newHarness(t, Options{Mode: qos.ModeBackground, StandInEnv: testStandInEnv, HideEnv: []string{"OFFMAIN_AGENT_TEST_HIDDEN"}})
 	h.start("general", "env")
 	lines, _ := h.lines("general", nil)
-	assert.Contains(t, lines, qos.Env(qos.ModeBackground))
+	assert.Contains(t, lines, qos.EnvVar+"="+string(qos.ModeBackground))
 	for _, l := range lines {
 		assert.NotContains(t, l, "OFFMAIN_AGENT_TEST_HIDDEN=", "hidden from agents")
 		assert.NotContains(t, l, testStandInEnv+"=", "the stand-in's variable is only for the stand-in")
@@ -223,9 +223,10 @@ func TestStopAllStopsAgentStillStarting(t *testing.T) {
 
 // TestAgentExitsWhileEscapedChildHoldsOutput runs an agent that leaves a
 // process of another session holding its output (a daemon it started). That
-// process is part of the agent's tree, which the Group holds: the agent's
-// exit reaches the UI once the tree has ended, and the quit's StopAll ends
-// it although signals to the agent's own process group never reach it.
+// process is part of the agent's tree, which the Group holds after the
+// agent's own exit: the exit reaches the UI (its output cut off after
+// outputDrain), and the quit's StopAll ends the daemon although signals to
+// the agent's own process group never reach it.
 func TestAgentExitsWhileEscapedChildHoldsOutput(t *testing.T) {
 	h := newHarness(t, Options{})
 	h.start("general", "setsid sleep 60 & echo escaped $!")

@@ -45,7 +45,11 @@ func (s *Set) newAgent(chat, command string) (*Agent, error) {
 		cmd = exec.Command(exe)
 		desc = "built-in stand-in (CPU spinners, fsync'd writes)"
 	}
-	env := []string{qos.Env(s.opts.Mode)}
+	mode := s.opts.Mode
+	if mode == "" {
+		mode = qos.ModeUtility
+	}
+	env := []string{qos.EnvVar + "=" + string(mode)}
 	if command == "" {
 		env = append(env, s.opts.StandInEnv+"=1")
 	}

@@ -1,20 +1,13 @@
 package agent
 
 import (
-	"context"
 	"fmt"
-	"time"
 
 	"github.com/offmain/offmain/qos"
 )
 
-// inspectTier reads back the tier pid runs at, for the status line, once
-// the steps qos.Start applies after the child started (SCHED_IDLE, an
-// autogroup's nice value) have run, waiting at most a second for them.
+// inspectTier reads back the tier pid runs at, for the status line.
 func inspectTier(pid int) string {
-	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	_ = qos.WaitApplied(ctx) // late: show what is applied so far
 	a, err := qos.Inspect(pid)
 	if err != nil {
 		return "tier unknown: " + err.Error()

@@ -79,7 +79,9 @@ func Parse(args []string, getenv func(string) string, stderr io.Writer, opts Opt
 		c.Dir = filepath.Join(base, dirName)
 	}
 	c.ProbePath = getenv(ProbeEnv)
-	c.Mode, c.ModeErr = qos.Resolve(qos.Source{Origin: qos.EnvVar, Value: getenv(qos.EnvVar)})
+	if c.Mode, _, err = qos.ResolveMode(getenv(qos.EnvVar)); err != nil {
+		c.ModeErr = fmt.Errorf("%s: %w", qos.EnvVar, err)
+	}
 	return c, nil
 }
 
