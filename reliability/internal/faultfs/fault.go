@@ -34,6 +34,8 @@ func (op Op) String() string {
 		return "close"
 	case Read:
 		return "read"
+	case Lock:
+		return "lock"
 	}
 	return fmt.Sprintf("faultfs.Op(%d)", uint8(op))
 }

@@ -19,8 +19,8 @@ import (
 // locally when the daemon did not ask for them) and the daemon never sees
 // one. Fail(Lock, ENOLCK) or Fail(Lock, EOPNOTSUPP) makes the mount answer
 // like an SMB, NFS or 9p mount without lock support: flock(2) returns that
-// errno. Its String is "faultfs.Op(5)".
-const Lock Op = Close + 1
+// errno.
+const Lock Op = Read + 1
 
 var (
 	_ gofs.FileSetlker  = (*file)(nil)
