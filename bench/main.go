@@ -43,6 +43,7 @@ const (
 	setsidEnv   = "OFFMAIN_BENCH_SETSID"   // "1": the worker calls setsid(2) first thing (the setsid arm)
 	countersEnv = "OFFMAIN_BENCH_COUNTERS" // the file the worker counts its progress in (counters)
 	paceEnv     = "OFFMAIN_BENCH_PACE"     // the worker's offered rate, units per second (pace)
+	stallEnv    = "OFFMAIN_STALL"          // read by stall.Watch; the bench refuses to run with it set
 )
 
 // errUnsupported is returned by run on systems where the bench cannot measure.
