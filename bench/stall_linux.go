@@ -36,8 +36,11 @@ func stallPlan(round int) [4]string {
 type stallSwitch struct {
 	on atomic.Bool // a Watch is in force: from just before Watch until its stop has returned
 
-	mu   sync.Mutex // protects want and stop
-	want string     // the ui loop to watch now; "" none
+	// want is the ui loop to watch now, nil for none: read by every frame
+	// of both loops without the lock, so the loop not watched never waits
+	// for the one that is starting to be.
+	want atomic.Pointer[string]
+	mu   sync.Mutex // protects stop, and the writes of want
 	stop func()     // the stop of the Watch in force; nil if none
 
 	rmu     sync.Mutex    // protects reports
@@ -71,24 +74,36 @@ func (s *stallSwitch) run(ctx context.Context, d time.Duration, plan [4]string) 
 func (s *stallSwitch) set(key string) {
 	s.mu.Lock()
 	stop := s.stop
-	s.want, s.stop = "", nil
+	s.want.Store(nil)
+	s.stop = nil
 	s.mu.Unlock()
 	if stop != nil {
 		stop() // returns once the waits before it are reported
 		s.on.Store(false)
 	}
-	s.mu.Lock()
-	s.want = key
-	s.mu.Unlock()
+	if key != "" {
+		s.mu.Lock()
+		s.want.Store(&key)
+		s.mu.Unlock()
+	}
+}
+
+// wants reports whether the plan wants key watched now.
+func (s *stallSwitch) wants(key string) bool {
+	w := s.want.Load()
+	return w != nil && *w == key
 }
 
 // tick is called by the ui loop key at the start of each frame: if the
 // plan wants it watched and it is not yet, it starts watching the calling
 // goroutine. It reports whether stall is on.
 func (s *stallSwitch) tick(key string) (on bool, err error) {
+	if !s.wants(key) {
+		return s.on.Load(), nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.want != key || s.stop != nil {
+	if !s.wants(key) || s.stop != nil {
 		return s.on.Load(), nil
 	}
 	s.on.Store(true)
