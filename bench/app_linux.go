@@ -30,11 +30,12 @@ type app struct {
 	fsyncF *os.File
 	wbuf   []byte
 	saver  *saver
+	stall  *stallSwitch
 }
 
 // newApp makes the app's files under dir.
 func newApp(dir string) (*app, error) {
-	a := &app{wbuf: make([]byte, probeBlock)}
+	a := &app{wbuf: make([]byte, probeBlock), stall: newStallSwitch()}
 	var err error
 	readPath := filepath.Join(dir, "read probe.bin")
 	if err = writeRandomFile(readPath, readProbeSize); err != nil {
@@ -89,19 +90,21 @@ func (a *app) probes() map[string]probeFunc {
 		"save-statefile": func(ctx context.Context) (map[string][]float64, error) {
 			return everyProbe(ctx, "save-statefile", saveEvery, saveStatefile(s.probe))
 		},
-		"ui-sync": func(ctx context.Context) (map[string][]float64, error) {
-			return uiProbe(ctx, "ui-sync", s.saveSync("ui sync.json"))
+		uiSync: func(ctx context.Context) (map[string][]float64, error) {
+			return uiProbe(ctx, uiSync, s.saveSync(uiFiles[uiSync]), a.stall)
 		},
-		"ui-statefile": func(ctx context.Context) (map[string][]float64, error) {
-			return uiProbe(ctx, "ui-statefile", saveStatefile(s.ui))
+		uiStatefile: func(ctx context.Context) (map[string][]float64, error) {
+			return uiProbe(ctx, uiStatefile, saveStatefile(s.ui), a.stall)
 		},
 	}
 }
 
-// run runs every probe at once for d, calls atEnd as soon as they have
-// stopped, then flushes statefile and adds its time-until-durable series.
-// The first probe error (an I/O error, a panic) stops them all and is returned.
-func (a *app) run(ctx context.Context, d time.Duration, atEnd func()) (map[string][]float64, error) {
+// run runs every probe at once for d, with stall on and off as plan says,
+// calls atEnd as soon as they have stopped, then flushes statefile and adds
+// its time-until-durable series and stall's report counts; it returns
+// stall's reports too. The first probe error (an I/O error, a panic) stops
+// them all and is returned.
+func (a *app) run(ctx context.Context, d time.Duration, plan [4]string, atEnd func()) (map[string][]float64, []stallReport, error) {
 	wctx, cancel := context.WithTimeout(ctx, d)
 	defer cancel()
 	var (
@@ -124,16 +127,19 @@ func (a *app) run(ctx context.Context, d time.Duration, atEnd func()) (map[strin
 			}
 		})
 	}
+	wg.Go(func() { a.stall.run(wctx, d, plan) })
 	wg.Wait()
 	atEnd()
+	counts, reports := a.stall.take()
 	if err := ctx.Err(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fctx, fcancel := context.WithTimeout(ctx, flushTimeout)
 	defer fcancel()
 	errs = append(errs, a.saver.flush(fctx))
 	maps.Copy(out, a.saver.takeDurable())
-	return out, errors.Join(errs...)
+	maps.Copy(out, counts)
+	return out, reports, errors.Join(errs...)
 }
 
 // runProbe runs p on a thread of its own and turns a panic into an error,

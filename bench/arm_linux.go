@@ -26,7 +26,7 @@ func (b *bench) runArm(ctx context.Context, a arm, r int) (err error) {
 	}
 	var s1 snapshot
 	var snapErr error
-	series, err := b.app.run(ctx, b.cfg.duration, func() { s1, snapErr = b.snap() })
+	series, reports, err := b.app.run(ctx, b.cfg.duration, stallPlan(r), func() { s1, snapErr = b.snap() })
 	if err != nil || snapErr != nil {
 		return errors.Join(err, snapErr)
 	}
@@ -41,6 +41,10 @@ func (b *bench) runArm(ctx context.Context, a arm, r int) (err error) {
 		}
 	}
 	b.res.add(a.name, r, series)
+	for _, rep := range reports {
+		rep.Arm, rep.Round = a.name, r+1
+		b.res.stall = append(b.res.stall, rep)
+	}
 	b.res.add(a.name, r, windowSeries(s0, s1))
 	b.prog.add(int(b.cfg.duration / time.Second))
 	return nil
@@ -52,7 +56,7 @@ func (b *bench) output(stdout io.Writer) error {
 		b.env.Applied[name] = ex.String()
 	}
 	b.env.Checked = fmt.Sprintf("every thread of every process of every worker's tree read back at the end of each window, all %d round(s): nice, policy, I/O priority, autogroup; none off-tier", b.cfg.rounds)
-	rep := report{Env: b.env, Rows: b.res.rows(b.cfg.seed)}
+	rep := report{Env: b.env, Rows: b.res.rows(b.cfg.seed), StallReports: b.res.stall}
 	for i := range rep.Rows {
 		rep.Rows[i].IOSched = activeName(b.env.IOScheduler)
 	}

@@ -43,6 +43,7 @@ func TestQuickEndToEnd(t *testing.T) {
 		}
 		assert.Equal(t, a != "idle", have[a+" agents/spin_Miter_per_s"], "agents' throughput row for arm %s", a)
 	}
+	assertStallCounts(t, rep)
 	assert.Contains(t, stdout.String(), "| probe | metric | idle | default | agent | background | setsid | setsid-fix |", "table header")
 	svg, err := os.ReadFile(svgPath)
 	require.NoError(t, err)
@@ -50,6 +51,28 @@ func TestQuickEndToEnd(t *testing.T) {
 
 	assertGone(t, parent, rep.Env.Scratch)
 	assert.Empty(t, workers(t, rep.Env.Marker), "got worker processes left, want none")
+}
+
+// assertStallCounts checks that the reports_naming_file rows count the
+// stall reports the JSON lists, arm by arm and loop by loop.
+func assertStallCounts(t *testing.T, rep report) {
+	t.Helper()
+	listed := map[string][2]int{} // arm/metric -> reports, naming the file
+	for _, r := range rep.StallReports {
+		k := r.Arm + "/reports_naming_file_" + strings.TrimPrefix(r.Loop, "ui-")
+		c := listed[k]
+		c[0]++
+		if r.NamesFile {
+			c[1]++
+		}
+		listed[k] = c
+	}
+	for _, r := range rep.Rows {
+		if r.Probe == uiStallProbe && strings.HasPrefix(r.Metric, "reports_naming_file_") {
+			c := listed[r.Arm+"/"+r.Metric]
+			assert.Equal(t, [2]int{c[0], c[1]}, [2]int{r.N, r.K}, "%s %s: got n, k from the rows, want the JSON's reports", r.Arm, r.Metric)
+		}
+	}
 }
 
 // TestCancelKillsWorkers cancels the run (as Ctrl-C does through

@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"slices"
 	"strconv"
@@ -81,11 +82,12 @@ func parseArm(name string) (arm, error) {
 }
 
 // probeProcs is the default GOMAXPROCS while the probes run: the 8 probe
-// goroutines plus statefile's writers (its default MaxParallel is 4), so Go's
-// scheduler never queues one probe behind another and only the kernel
-// decides. statefile's docs ("Few cores") warn that at GOMAXPROCS 2 a Save
-// can wait for a P; -gomaxprocs 0 measures that.
-const probeProcs = 8 + 4
+// goroutines plus statefile's writers (its default MaxParallel is 4) plus
+// stall's watcher and sampler while it watches, so Go's scheduler never
+// queues one probe behind another and only the kernel decides. statefile's
+// docs ("Few cores") warn that at GOMAXPROCS 2 a Save can wait for a P;
+// -gomaxprocs 0 measures that.
+const probeProcs = 8 + 4 + 2
 
 // config is the parsed command line.
 type config struct {
@@ -181,6 +183,10 @@ func (c *config) validate() error {
 		return fmt.Errorf("%w: -spinners %d: not negative", errUsage, c.spinners)
 	case c.gomaxprocs < 0:
 		return fmt.Errorf("%w: -gomaxprocs %d: not negative", errUsage, c.gomaxprocs)
+	case os.Getenv(stallEnv) != "":
+		// stall.Watch obeys it, which would make the stall-on quarters
+		// something else than the table says.
+		return fmt.Errorf("%w: %s=%q: the bench turns stall on and off itself; unset it", errUsage, stallEnv, os.Getenv(stallEnv))
 	}
 	return nil
 }

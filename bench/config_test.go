@@ -54,3 +54,13 @@ func TestParseConfigRejects(t *testing.T) {
 		assert.ErrorIs(t, err, errUsage, "parseConfig(%q): got %v, want a usage error", args, err)
 	}
 }
+
+// TestParseConfigRefusesStallEnv checks that the bench will not run with
+// OFFMAIN_STALL set: stall.Watch would obey it, and the quarters the table
+// calls stall on or off would be something else.
+func TestParseConfigRefusesStallEnv(t *testing.T) {
+	t.Setenv(stallEnv, "budget=8ms")
+	_, err := parseConfig(nil, io.Discard)
+	require.ErrorIs(t, err, errUsage)
+	assert.Contains(t, err.Error(), stallEnv, "the error names the variable")
+}

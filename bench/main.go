@@ -3,7 +3,7 @@
 //
 // It runs probes that stand in for the GUI (a 120 Hz frame loop, CPU bursts,
 // uncached reads, fsyncs, synchronous and statefile saves, a UI loop that
-// saves) at default priority, while agent-like load (CPU spinners, writers,
+// saves, watched by the stall package half the time) at default priority, while agent-like load (CPU spinners, writers,
 // metadata storms, uncached readers) runs at the tier of each arm: idle (no
 // load), default (nice 0, today without this module), agent and background
 // (through qos.Start), and setsid (every worker in its own session, without and
@@ -43,6 +43,7 @@ const (
 	setsidEnv   = "OFFMAIN_BENCH_SETSID"   // "1": the worker calls setsid(2) first thing (the setsid arm)
 	countersEnv = "OFFMAIN_BENCH_COUNTERS" // the file the worker counts its progress in (counters)
 	paceEnv     = "OFFMAIN_BENCH_PACE"     // the worker's offered rate, units per second (pace)
+	stallEnv    = "OFFMAIN_STALL"          // read by stall.Watch; the bench refuses to run with it set
 )
 
 // errUnsupported is returned by run on systems where the bench cannot measure.

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 )
 
 // metricKind says how a metric is computed from the rounds and which
@@ -27,6 +28,9 @@ type metricDef struct {
 	parts  func(m map[string][]float64) (num, den float64, ok bool)
 	vsIdle bool // also report the ratio (or difference) to idle
 	noCmp  bool // context, not an outcome: no comparison with default
+	// vsOff is "probe/metric" of the same figure with stall off, which
+	// this one (with stall on) is compared with, in the same arm.
+	vsOff string
 }
 
 func quantileDef(probe, metric, series string, q float64) metricDef {
@@ -81,7 +85,7 @@ func share(probe, metric, series, of string) metricDef {
 }
 
 // metricDefs lists every metric in table order.
-var metricDefs = withIdle([]metricDef{
+var metricDefs = withIdle(slices.Concat([]metricDef{
 	quantileDef("frame", "late_p50_ms", "frame.late", 0.50),
 	quantileDef("frame", "late_p99_ms", "frame.late", 0.99),
 	missedDef("frame", "missed_ticks", "frame.total", "frame.skipped"),
@@ -113,8 +117,7 @@ var metricDefs = withIdle([]metricDef{
 			w, ok := m["save-statefile.written"]
 			return sum(w), float64(len(m["save-statefile"])), ok
 		}},
-	missedDef("ui", "missed_ticks_sync", "ui-sync", "ui-sync.skipped"),
-	missedDef("ui", "missed_ticks_statefile", "ui-statefile", "ui-statefile.skipped"),
+}, uiDefs("sync", uiSync), uiDefs("statefile", uiStatefile), []metricDef{
 	perSecond("agents", "spin_Miter_per_s", "agent.spin", "agent.secs", 1.048576, false),
 	perSecond("agents", "write_MB_per_s", "agent.write", "agent.secs", 1e-6, false),
 	perSecond("agents", "read_MB_per_s", "agent.read", "agent.secs", 1e-6, false),
@@ -128,7 +131,41 @@ var metricDefs = withIdle([]metricDef{
 			f, ok := m["machine.flagged"]
 			return sum(f), float64(len(f)), ok
 		}},
-})
+}))
+
+// The ui loops, by the key their series carry.
+const (
+	uiSync      = "ui-sync"
+	uiStatefile = "ui-statefile"
+	// stallOn ends the key of the series a ui loop records while stall
+	// watches ("ui-sync+stall"); the plain key holds its ticks with stall
+	// off. The probe column of those rows is "ui" + stallOn.
+	stallOn      = "+stall"
+	uiStallProbe = "ui" + stallOn
+)
+
+// uiDefs are the rows of the ui loop key, which saves as mode says: each
+// figure of its frames with stall off, then the same with stall on,
+// compared with it (not with default); then how many stall reports named
+// the loop's file, of all its reports.
+func uiDefs(mode, key string) []metricDef {
+	late, missed, on := "late_p95_ms_"+mode, "missed_ticks_"+mode, key+stallOn
+	withOff := func(d metricDef) metricDef {
+		d.vsOff, d.noCmp = "ui/"+d.metric, true
+		return d
+	}
+	return []metricDef{
+		quantileDef("ui", late, key+".late", 0.95),
+		withOff(quantileDef(uiStallProbe, late, on+".late", 0.95)),
+		missedDef("ui", missed, key, key+".skipped"),
+		withOff(missedDef(uiStallProbe, missed, on, on+".skipped")),
+		{probe: uiStallProbe, metric: "reports_naming_file_" + mode, kind: kindFraction, noCmp: true,
+			parts: func(m map[string][]float64) (float64, float64, bool) {
+				n, ok := m[on+".reports"]
+				return sum(m[on+".reports_file"]), sum(n), ok
+			}},
+	}
+}
 
 // withIdle marks the burst and frame metrics for a comparison with idle:
 // the goal "a GUI burst's p95 within 2.0x of idle" is read from them.
@@ -146,7 +183,9 @@ var requiredMetrics = []string{
 	"read/p99_ms", "fsync/p50_ms",
 	"save-sync/p95_ms", "save-sync/over_16.7ms",
 	"save-statefile/p95_ms", "save-statefile/over_16.7ms", "save-statefile/durable_p95_ms",
-	"ui/missed_ticks_sync", "ui/missed_ticks_statefile",
+	"ui/late_p95_ms_sync", "ui/missed_ticks_sync", "ui/late_p95_ms_statefile", "ui/missed_ticks_statefile",
+	"ui+stall/late_p95_ms_sync", "ui+stall/missed_ticks_sync", "ui+stall/reports_naming_file_sync",
+	"ui+stall/late_p95_ms_statefile", "ui+stall/missed_ticks_statefile", "ui+stall/reports_naming_file_statefile",
 }
 
 // armStat is one metric of one arm, ready for the arithmetic.

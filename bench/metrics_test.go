@@ -105,3 +105,37 @@ func TestRowsCompareWithIdle(t *testing.T) {
 	assert.Nil(t, got["default read/p99_ms"].VsIdle, "read: no ratio to idle")
 	assert.Nil(t, got["idle burst/p95_ms"].VsIdle, "idle against itself")
 }
+
+// TestRowsStallOnAgainstOff checks the ui loops' rows with stall on: each is
+// compared with the same figure with stall off in the same arm, not with
+// default, and the reports row counts those naming the file over all rounds.
+func TestRowsStallOnAgainstOff(t *testing.T) {
+	res := newResults([]arm{{name: "default", kind: armDefault}, {name: "agent", kind: armAgent}}, 5)
+	for _, a := range []string{"default", "agent"} {
+		fiveRounds(res, a, func(r int) map[string][]float64 {
+			return map[string][]float64{
+				"ui-sync.late": seq(1, 100, 0.01), "ui-sync+stall.late": seq(2, 100, 0.02),
+				"ui-sync": {1, 20}, "ui-sync.skipped": {0}, "ui-sync+stall": {1, 20, 30}, "ui-sync+stall.skipped": {1},
+				"ui-sync+stall.reports": {float64(r)}, "ui-sync+stall.reports_file": {float64(r / 2)},
+			}
+		})
+	}
+	got := rowsByKey(res.rows(1))
+	late := got["agent ui+stall/late_p95_ms_sync"]
+	require.NotNil(t, late.VsStallOff, "late_p95 with stall on: a comparison with stall off")
+	assert.Equal(t, stallOffBase, late.VsStallOff.Base)
+	assert.InDelta(t, 2, float64(late.VsStallOff.Value), 1e-9, "ratio on/off")
+	assert.InDelta(t, 2, float64(late.VsStallOff.Lo), 1e-9, "identical rounds: low")
+	assert.Nil(t, late.VsDefault, "stall on: compared with stall off, not with default")
+	assert.NotNil(t, got["agent ui/late_p95_ms_sync"].VsDefault, "stall off: compared with default")
+	assert.Nil(t, got["agent ui/late_p95_ms_sync"].VsStallOff, "stall off: no comparison with itself")
+
+	missed := got["default ui+stall/missed_ticks_sync"]
+	assert.Equal(t, [2]int{15, 20}, [2]int{missed.K, missed.N}, "missed ticks with stall on: 2 long + 1 skipped of 4, five rounds")
+	require.NotNil(t, missed.VsStallOff)
+	assert.InDelta(t, 0.75-0.5, float64(missed.VsStallOff.Value), 1e-12, "difference on - off")
+
+	reports := got["default ui+stall/reports_naming_file_sync"]
+	assert.Equal(t, [2]int{0 + 0 + 1 + 1 + 2, 0 + 1 + 2 + 3 + 4}, [2]int{reports.K, reports.N}, "reports naming the file / reports")
+	assert.Nil(t, reports.VsDefault, "report counts: no comparison")
+}

@@ -49,7 +49,7 @@ func newSaver(dir string) (*saver, error) {
 	if s.probe, err = statefile.Open[draft](s.store, filepath.Join(dir, "save statefile.json")); err != nil {
 		return s, err
 	}
-	s.ui, err = statefile.Open[draft](s.store, filepath.Join(dir, "ui statefile.json"))
+	s.ui, err = statefile.Open[draft](s.store, filepath.Join(dir, uiFiles[uiStatefile]))
 	return s, err
 }
 

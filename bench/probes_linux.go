@@ -2,8 +2,11 @@ package main
 
 import (
 	"context"
+	"maps"
 	"runtime"
 	"time"
+
+	"github.com/offmain/offmain/stall"
 )
 
 // frameProbe is a 120 Hz tick that does 2 ms of CPU work per tick; it
@@ -52,31 +55,62 @@ func burstProbe(ctx context.Context) (map[string][]float64, error) {
 
 // uiProbe is a UI loop locked to one thread at 120 Hz that does 1 ms of work
 // per frame and calls save every 300 ms, as an app saving a draft from its
-// UI thread would; it records each frame's time from its tick to its end,
-// and the ticks it missed.
-func uiProbe(ctx context.Context, key string, save func(seq int) error) (map[string][]float64, error) {
+// UI thread would; it records each frame's wake lateness and time from its
+// tick to its end, and the ticks it missed. Each frame is a stall.Frame
+// mark, as an app with a loop of its own would make; sw turns stall on and
+// off through the window (see stallPlan), and the frames with stall on go
+// to the series key+stallOn, the others to key.
+func uiProbe(ctx context.Context, key string, save func(seq int) error, sw *stallSwitch) (map[string][]float64, error) {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	var total []float64
+	var off, on uiSeries
 	s := newSchedule(threadClock(), frameRate)
 	nextSave, seq := s.start+saveEvery, 0
+	last := &off // the previous frame's: the ticks it swallowed count there
 	for {
+		skipped := s.skipped
 		due, ok := s.wait(ctx)
+		last.skipped += float64(s.skipped - skipped)
 		if !ok {
-			return map[string][]float64{key: total, key + ".skipped": {float64(s.skipped)}}, nil
+			out := off.series(key)
+			maps.Copy(out, on.series(key+stallOn))
+			return out, nil
 		}
+		late := ms(s.since(due))
+		watched, err := sw.tick(key)
+		if err != nil {
+			return nil, err
+		}
+		end := stall.Frame()
 		cpuWork(uiWork)
 		if due >= nextSave {
 			seq++
-			if err := save(seq); err != nil {
-				return nil, err
-			}
+			err = save(seq)
 			for nextSave <= due { // after skipped frames, one save, not a burst
 				nextSave += saveEvery
 			}
 		}
-		total = append(total, ms(s.since(due)))
+		end()
+		if err != nil {
+			return nil, err
+		}
+		last = &off
+		if watched || sw.on.Load() {
+			last = &on
+		}
+		last.late = append(last.late, late)
+		last.total = append(last.total, ms(s.since(due)))
 	}
+}
+
+// uiSeries are a ui loop's frames with stall on, or off.
+type uiSeries struct {
+	late, total []float64
+	skipped     float64
+}
+
+func (u *uiSeries) series(key string) map[string][]float64 {
+	return map[string][]float64{key: u.total, key + ".late": u.late, key + ".skipped": {u.skipped}}
 }
 
 // everyProbe calls op on a fixed schedule and records how long each call

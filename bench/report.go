@@ -89,20 +89,41 @@ type row struct {
 	Rounds    []optFloat  `json:"rounds"` // per round; null where a round alone does not support it
 	VsDefault *comparison `json:"vs_default,omitempty"`
 	VsIdle    *comparison `json:"vs_idle,omitempty"`
+	// VsStallOff compares a figure with stall on with the same figure
+	// with stall off, in the same arm (the rows of probe "ui+stall").
+	VsStallOff *comparison `json:"vs_stall_off,omitempty"`
 }
 
 // report is the whole JSON document.
 type report struct {
-	Env  envInfo `json:"env"`
-	Rows []row   `json:"rows"`
+	Env          envInfo       `json:"env"`
+	Rows         []row         `json:"rows"`
+	StallReports []stallReport `json:"stall_reports"`
+}
+
+// stallReport is one report of stall about a ui loop it watched, the
+// reports_naming_file rows' raw material.
+type stallReport struct {
+	Arm        string  `json:"arm"`
+	Round      int     `json:"round"` // from 1
+	Loop       string  `json:"loop"`  // ui-sync or ui-statefile
+	DurationMs float64 `json:"duration_ms"`
+	Wait       string  `json:"wait"` // as stall.Report.Wait: "syscall", "sync", "select", …
+	Syscall    string  `json:"syscall,omitempty"`
+	Path       string  `json:"path,omitempty"`
+	NamesFile  bool    `json:"names_file"` // Path is the file the loop saves, or a temporary file of it
+	Site       string  `json:"site"`       // the call site: function (file:line)
+	Ongoing    bool    `json:"ongoing,omitempty"`
+	Dropped    int     `json:"dropped,omitempty"` // reports of the same site left out before it
 }
 
 // results holds every sample measured, per arm and round, in milliseconds
-// unless a series says otherwise.
+// unless a series says otherwise, and stall's reports.
 type results struct {
 	arms   []string
 	rounds int
 	series map[string][]map[string][]float64 // arm -> round -> series -> samples
+	stall  []stallReport
 }
 
 func newResults(arms []arm, rounds int) *results {
@@ -129,8 +150,10 @@ func (r *results) add(armName string, round int, s map[string][]float64) {
 // series, with its comparisons; seed makes the bootstrap reproducible.
 func (r *results) rows(seed uint64) []row {
 	var out []row
+	all := map[string]map[string]armStat{} // probe/metric -> arm -> stat
 	for _, d := range metricDefs {
 		stats := map[string]armStat{}
+		all[d.probe+"/"+d.metric] = stats
 		for _, a := range r.arms {
 			if st, ok := d.derive(r.series[a]); ok {
 				stats[a] = st
@@ -148,11 +171,17 @@ func (r *results) rows(seed uint64) []row {
 			if base, ok := stats["idle"]; ok && a != "idle" && d.vsIdle && rw.Quoted {
 				rw.VsIdle = r.compare(d, a, "idle", st, base, seed)
 			}
+			if base, ok := all[d.vsOff][a]; ok && rw.Quoted {
+				rw.VsStallOff = r.compare(d, a, stallOffBase, st, base, seed)
+			}
 			out = append(out, rw)
 		}
 	}
 	return out
 }
+
+// stallOffBase is the base of a comparison with stall off.
+const stallOffBase = "stall off"
 
 // row fills the arm's own figures.
 func (d metricDef) row(armName string, st armStat) row {

@@ -22,6 +22,11 @@ var (
 	overMs = 2 * periodMs
 )
 
+// stallBudget is the longest wait of a watched ui loop that stall does not
+// report: two ticks, the over_ rows' threshold (one frame at 60 Hz, stall's
+// default).
+const stallBudget = 2 * frameRate
+
 // tickAccount returns, for a fixed-rate loop, how many scheduled ticks
 // missed their frame and how many ticks were scheduled. A tick misses when
 // its frame did not finish before the next tick (totals[i], from the tick

@@ -25,8 +25,8 @@ var svgPanels = []struct {
 	{"fsync", "fsync: 4 KiB write + fsync", false},
 	{"save-sync", "save-sync: 64 KiB renameio save", true},
 	{"save-statefile", "save-statefile: caller's time", true},
-	{"ui-sync", "ui with sync saves: frame time", true},
-	{"ui-statefile", "ui with statefile: frame time", true},
+	{uiSync, "ui with sync saves: frame time, stall off", true},
+	{uiStatefile, "ui with statefile: frame time, stall off", true},
 }
 
 // minLogMs floors samples for the log axis, which cannot show zero: 1 µs.

@@ -28,7 +28,7 @@ func renderTable(w io.Writer, env envInfo, rows []row) error {
 	for _, k := range keys {
 		probe, metric, _ := strings.Cut(k, "/")
 		writeLine(&b, probe, metric, env.Arms, func(a string) string { return cell(byKey[k], a) })
-		for _, base := range []string{"default", "idle"} {
+		for _, base := range []string{"default", "idle", stallOffBase} {
 			if hasComparison(byKey[k], base) {
 				writeLine(&b, "", "vs "+base, env.Arms, func(a string) string { return cmpCell(byKey[k], a, base) })
 			}
@@ -56,8 +56,11 @@ func hasComparison(byArm map[string]row, base string) bool {
 }
 
 func comparisonTo(r row, base string) *comparison {
-	if base == "idle" {
+	switch base {
+	case "idle":
 		return r.VsIdle
+	case stallOffBase:
+		return r.VsStallOff
 	}
 	return r.VsDefault
 }

@@ -90,3 +90,18 @@ func TestNum(t *testing.T) {
 		assert.Equal(t, tt.want, num(tt.v), "num(%v)", tt.v)
 	}
 }
+
+func TestRenderTableStallOff(t *testing.T) {
+	rows := []row{
+		{Probe: "ui", Arm: "agent", Metric: "late_p95_ms_sync", Kind: kindQuantile, N: 2400, Value: 2, Quoted: true},
+		{Probe: "ui+stall", Arm: "agent", Metric: "late_p95_ms_sync", Kind: kindQuantile, N: 2400, Value: 2.2, Quoted: true,
+			VsStallOff: &comparison{Base: stallOffBase, Kind: "ratio", Value: 1.1, Lo: 0.9, Hi: 1.3}},
+		{Probe: "ui+stall", Arm: "agent", Metric: "reports_naming_file_sync", Kind: kindFraction, K: 9, N: 10, Value: 0.9,
+			Wilson: [2]optFloat{0.596, 0.982}},
+	}
+	var b strings.Builder
+	require.NoError(t, renderTable(&b, tableEnv(5), rows))
+	out := b.String()
+	assert.Contains(t, out, "| ui+stall | late_p95_ms_sync | – | – | 2.20 n=2400 |\n|  | vs stall off |  |  | +10% [-10, +30] |\n", "got table:\n%s", out)
+	assert.Contains(t, out, "| ui+stall | reports_naming_file_sync | – | – | 9/10 90.0% [59.6%, 98.2%] |\n", "got table:\n%s", out)
+}

@@ -23,7 +23,8 @@
 // today instead: a temp-file-and-rename write on the UI loop, per change.
 // OFFMAIN_TYPING_PROBE=<file.csv> records, per key, when it passed each hop
 // to the screen (see probe.go); typebench drives both modes under tmux and
-// compares them.
+// compares them. OFFMAIN_STALL=1 logs each wait of the UI loop longer than
+// a frame to composer.log in the state folder (see stall.go).
 //
 // Usage:
 //
@@ -102,8 +103,10 @@ func run(args []string) int {
 		}
 	}))
 	stop := a.state.Hook.Notify()
+	stopStall := watchStall(cfg.Dir)
 	_, runErr := p.Run()
 	close(ended)
+	stopStall() // before the quit path's waits for the disk, which are not the UI's
 	rep := a.shutdown()
 	stop() // a signal's exit, if one is under way, ends the process here
 	fmt.Fprintln(os.Stderr, rep)

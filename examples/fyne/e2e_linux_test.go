@@ -19,6 +19,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/offmain/offmain/examples/internal/agent"
 	"github.com/offmain/offmain/examples/internal/xwin"
 )
 
@@ -40,6 +41,9 @@ const title = "offmain fyne"
 func TestMain(m *testing.M) {
 	if os.Getenv(appEnv) == "1" {
 		os.Exit(run())
+	}
+	if os.Getenv(agentEnv) == "1" {
+		os.Exit(agent.StandIn("offmain-fyne-agent-"))
 	}
 	// Fyne starts its event queue's goroutine when its package initializes
 	// (internal/async/chan.go, NewUnboundedChan), and it never ends.

@@ -5,6 +5,8 @@
 // intercept while the window is still on screen, and the hook run once more
 // after ShowAndRun returns. Its end-to-end test (e2e_linux_test.go) drives
 // it under Xvfb: each signal a session sends, twice, and the close button.
+// With OFFMAIN_STALL=1 offmain's stall package reports each wait of the UI
+// goroutine longer than a frame to standard error (README.md).
 //
 //	go run ./examples/fyne -dir /tmp/fyne-state
 //
@@ -34,6 +36,7 @@ import (
 
 	"github.com/offmain/offmain/drafts"
 	"github.com/offmain/offmain/flush"
+	"github.com/offmain/offmain/stall"
 	"github.com/offmain/offmain/statefile"
 )
 
@@ -130,7 +133,16 @@ func run() int {
 			})
 		}()
 	})
+	// With OFFMAIN_STALL=1, stall reports each wait of this goroutine longer
+	// than a frame to the log (stderr): it is Fyne's main goroutine, locked
+	// to the main thread, where ShowAndRun runs the driver's loop and every
+	// callback. EnvOnly: without the variable nothing runs.
+	stopStall, err := stall.Watch(stall.Options{EnvOnly: true})
+	if err != nil {
+		log.Print(err) // the app runs without it
+	}
 	w.ShowAndRun()
+	stopStall() // before the Exit below, whose wait for the disk is not the UI's
 	// The window is gone: the app exits, and the report can only reach a
 	// log. This Exit saves what was typed during the close's flush and runs
 	// the stoppers; on a signal's quit it joins the Exit Notify runs, and

@@ -151,12 +151,13 @@ type appRun struct {
 	err    error         // cmd.Wait's, read after exited
 }
 
-func startApp(t *testing.T, display, dir string) *appRun {
+// startApp starts the app with its state in dir, and args after -dir.
+func startApp(t *testing.T, display, dir string, args ...string) *appRun {
 	t.Helper()
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	ready := make(chan struct{})
-	r := &appRun{cmd: exec.Command(exe, "-dir", dir), stderr: &lockedBuffer{mark: "first frame presented", ready: ready}, exited: make(chan struct{})}
+	r := &appRun{cmd: exec.Command(exe, append([]string{"-dir", dir}, args...)...), stderr: &lockedBuffer{mark: "first frame presented", ready: ready}, exited: make(chan struct{})}
 	r.cmd.Env = append(os.Environ(), appEnv+"=1", "DISPLAY="+display, "XDG_RUNTIME_DIR="+t.TempDir(), "WAYLAND_DISPLAY=", "GOTRACEBACK=all")
 	r.cmd.Stderr = r.stderr
 	require.NoError(t, r.cmd.Start())
@@ -180,6 +181,13 @@ func startApp(t *testing.T, display, dir string) *appRun {
 
 func requireExit(t *testing.T, r *appRun, want int) {
 	t.Helper()
+	requireStatus(t, r, want)
+	assert.Contains(t, r.stderr.String(), "flush: saved 3/3", "the flush hook's report: want every store drained")
+}
+
+// requireStatus waits for the app to exit with status want.
+func requireStatus(t *testing.T, r *appRun, want int) {
+	t.Helper()
 	select {
 	case <-r.exited:
 	case <-time.After(hangGuard):
@@ -189,7 +197,6 @@ func requireExit(t *testing.T, r *appRun, want int) {
 		t.Fatalf("the app did not exit; its goroutines:\n%s", r.stderr)
 	}
 	require.Equal(t, want, r.cmd.ProcessState.ExitCode(), "exit status: got/want\n%s", r.stderr)
-	assert.Contains(t, r.stderr.String(), "flush: saved 3/3", "the flush hook's report: want every store drained")
 }
 
 // lockedBuffer is the app's stderr; it closes ready when mark first appears.

@@ -11,6 +11,7 @@ import (
 	"github.com/offmain/offmain/examples/internal/config"
 	"github.com/offmain/offmain/examples/internal/quit"
 	"github.com/offmain/offmain/qos"
+	"github.com/offmain/offmain/stall"
 )
 
 // workerEnv, set to 1, makes the app binary run as the built-in agent
@@ -65,7 +66,15 @@ func run(args []string) int {
 			a.ui.startAgent(c, "")
 		}
 	}
+	// With OFFMAIN_STALL=1, stall reports each wait of this goroutine, the
+	// one that calls Window.Event and so runs the UI, longer than a frame:
+	// to stderr, through slog.Default. EnvOnly: nothing runs without it.
+	stopStall, err := stall.Watch(stall.Options{EnvOnly: true})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "offmain-gui:", err) // the app runs without it
+	}
 	winErr := a.loop(w)
+	stopStall()
 	sigs.UIEnded()
 	a.ui.bg.Wait()
 	return sigs.End(a.shutdown(), cfg.Dir, winErr)

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/offmain/offmain/stall"
+)
+
+// uiFiles are the files the ui loops save, by loop.
+var uiFiles = map[string]string{uiSync: "ui sync.json", uiStatefile: "ui statefile.json"}
+
+// stallPlan is what stall does in each quarter of a round's window: ""
+// is off, a ui loop's key is watching that loop (stall watches one
+// goroutine at a time, and runs one flight recorder per process). Off and
+// on take half the window each, in the order off-on-on-off in the first,
+// third, … round and on-off-off-on in the others: in either order both
+// halves sit at the same mean time in the window, so a load that grows or
+// eases steadily through it weighs on both alike.
+func stallPlan(round int) [4]string {
+	if round%2 == 0 {
+		return [4]string{"", uiSync, uiStatefile, ""}
+	}
+	return [4]string{uiStatefile, "", "", uiSync}
+}
+
+// stallSwitch turns stall on and off through one window as its plan says,
+// and counts the reports of each ui loop it watched. Its run goroutine
+// owns the plan; the ui loops call tick on every frame, and the loop the
+// plan names calls stall.Watch there, since Watch watches its caller.
+type stallSwitch struct {
+	on atomic.Bool // a Watch is in force: from just before Watch until its stop has returned
+
+	// want is the ui loop to watch now, nil for none: read by every frame
+	// of both loops without the lock, so the loop not watched never waits
+	// for the one that is starting to be.
+	want atomic.Pointer[string]
+	mu   sync.Mutex // protects stop, and the writes of want
+	stop func()     // the stop of the Watch in force; nil if none
+
+	rmu     sync.Mutex    // protects reports
+	reports []stallReport // the window's, in the order they came
+}
+
+func newStallSwitch() *stallSwitch { return &stallSwitch{} }
+
+// run follows plan through a window of d, each quarter in turn, and
+// leaves stall off when ctx ends.
+func (s *stallSwitch) run(ctx context.Context, d time.Duration, plan [4]string) {
+	start := time.Now()
+	t := time.NewTimer(d / 4)
+	defer t.Stop()
+	for i, key := range plan {
+		s.set(key)
+		t.Reset(time.Until(start.Add(d * time.Duration(i+1) / 4)))
+		select {
+		case <-ctx.Done():
+			s.set("")
+			return
+		case <-t.C:
+		}
+	}
+	s.set("")
+}
+
+// set stops the Watch in force, if any, and then asks for key to be
+// watched from its next frame on ("" for none): a second Watch while the
+// first one's stop runs would find the flight recorder taken.
+func (s *stallSwitch) set(key string) {
+	s.mu.Lock()
+	stop := s.stop
+	s.want.Store(nil)
+	s.stop = nil
+	s.mu.Unlock()
+	if stop != nil {
+		stop() // returns once the waits before it are reported
+		s.on.Store(false)
+	}
+	if key != "" {
+		s.mu.Lock()
+		s.want.Store(&key)
+		s.mu.Unlock()
+	}
+}
+
+// wants reports whether the plan wants key watched now.
+func (s *stallSwitch) wants(key string) bool {
+	w := s.want.Load()
+	return w != nil && *w == key
+}
+
+// tick is called by the ui loop key at the start of each frame: if the
+// plan wants it watched and it is not yet, it starts watching the calling
+// goroutine. It reports whether stall is on.
+func (s *stallSwitch) tick(key string) (on bool, err error) {
+	if !s.wants(key) {
+		return s.on.Load(), nil
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.wants(key) || s.stop != nil {
+		return s.on.Load(), nil
+	}
+	s.on.Store(true)
+	stop, err := stall.Watch(stall.Options{Budget: stallBudget, OnReport: s.keeper(key)})
+	if err != nil {
+		s.on.Store(false)
+		return false, err
+	}
+	s.stop = stop
+	return true, nil
+}
+
+// keeper keeps key's reports, noting those that name its file.
+func (s *stallSwitch) keeper(key string) func(stall.Report) {
+	return func(r stall.Report) {
+		kept := stallReport{Loop: key, DurationMs: ms(r.Duration), Wait: r.Wait, Syscall: r.Syscall,
+			Path: r.Path, NamesFile: namesFile(r.Path, uiFiles[key]), Ongoing: r.Ongoing, Dropped: r.Dropped}
+		if len(r.Stack) > 0 {
+			f := r.Stack[0]
+			kept.Site = fmt.Sprintf("%s (%s:%d)", f.Function, filepath.Base(f.File), f.Line)
+		}
+		s.rmu.Lock()
+		defer s.rmu.Unlock()
+		s.reports = append(s.reports, kept)
+	}
+}
+
+// take returns the window's reports, and their counts as series for the
+// table: key+stallOn+".reports" and key+stallOn+".reports_file" for each
+// ui loop. The next window starts with none.
+func (s *stallSwitch) take() (map[string][]float64, []stallReport) {
+	s.rmu.Lock()
+	defer s.rmu.Unlock()
+	out := map[string][]float64{}
+	for key := range uiFiles {
+		n, file := 0.0, 0.0
+		for _, r := range s.reports {
+			if r.Loop == key {
+				n++
+				file += b2f(r.NamesFile)
+			}
+		}
+		out[key+stallOn+".reports"], out[key+stallOn+".reports_file"] = []float64{n}, []float64{file}
+	}
+	reps := s.reports
+	s.reports = nil
+	return out, reps
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// namesFile reports whether path, a report's Path, is the file name or a
+// temporary file written to replace it: renameio and statefile both name
+// theirs "." + name + digits (renameio/v2 tempfile.go, openTempFile; the
+// statefile package documentation), in the file's directory or, for
+// renameio, in os.TempDir when a rename from there works.
+func namesFile(path, name string) bool {
+	if path == "" {
+		return false
+	}
+	b := filepath.Base(path)
+	if b == name {
+		return true
+	}
+	rest, ok := strings.CutPrefix(b, "."+name)
+	return ok && rest != "" && strings.Trim(rest, "0123456789") == ""
+}
