@@ -185,7 +185,7 @@ func (a *analyzer) judge(w *wait, end trace.Time, ongoing bool) {
 func (a *analyzer) settle() {
 	for _, e := range a.pending {
 		all := frames(e.w.stack)
-		if e.w.syscall && cgo(all) || own(all) {
+		if e.w.syscall && (cgo(all) || neverBlocks[syscallName(all, a.goos)]) || own(all) || notWaiting[e.w.reason] {
 			continue
 		}
 		fs := fromSite(all)
@@ -201,6 +201,24 @@ func (a *analyzer) settle() {
 		}
 	}
 	a.pending = a.pending[:0]
+}
+
+// neverBlocks are the system calls, by syscallName, that return without
+// waiting for anything: such a call that took long was its thread waiting
+// for a CPU (on its way back the goroutine must get a P again:
+// runtime/proc.go, exitsyscall), which is not a wait.
+var neverBlocks = map[string]bool{
+	"clock_gettime": true, "clock_getres": true, "gettimeofday": true, "time": true,
+	"getpid": true, "gettid": true, "getppid": true, "getuid": true, "geteuid": true,
+	"getgid": true, "getegid": true, "getrusage": true, "uname": true, "sched_yield": true,
+}
+
+// notWaiting are the runtime's block reasons (traceBlockReasonStrings in
+// runtime/traceruntime.go) that are no wait of the app's: the goroutine
+// was stopped to run the scheduler or the collector, and would have run.
+var notWaiting = map[string]bool{
+	"preempted": true, "runtime.Gosched": true, "GC mark assist wait for work": true,
+	"wait until GC ends": true, "wait for debug call": true,
 }
 
 // report makes the report of e, whose stack is all, fs from its call

@@ -34,7 +34,11 @@
 // not the goroutine's idle wait. What counts is time off the CPU because
 // the goroutine asked to wait; time spent running, or runnable but
 // waiting for a CPU on a loaded machine, is not a wait, so a frame busy
-// computing is never reported. Calls into C through cgo are not reported
+// computing is never reported, nor is a call that never blocks
+// (clock_gettime, getpid) or a stop for the scheduler or the collector:
+// one of those that took long was waiting for a CPU. A call that can
+// block, though, counts whole, with the time its thread then waited for a
+// CPU to come back (runtime/proc.go, exitsyscall). Calls into C through cgo are not reported
 // either: the trace cannot tell a C function's wait from its work, and
 // toolkits spend their frames in C (GLFW's event polling and buffer swap,
 // Cocoa's run loop). Only the watched goroutine's waits count, and none

@@ -135,3 +135,23 @@ func TestReportString(t *testing.T) {
 	r = Report{Duration: 20 * time.Millisecond, Wait: "sync"}
 	assert.Equal(t, "stall: 20ms in sync", r.String())
 }
+
+// A call that never blocks, or a block reason that is the scheduler's or
+// the collector's, is no stall of the app's: a long one was the thread or
+// goroutine waiting for a CPU.
+func TestNotAWait(t *testing.T) {
+	clock := []runtime.Frame{
+		{Function: "golang.org/x/sys/unix.ClockGettime"},
+		{Function: "example.com/app.frame"},
+	}
+	assert.Equal(t, "clock_gettime", syscallName(clock, "linux"), "the manual page's name")
+	assert.True(t, neverBlocks[syscallName(clock, "linux")])
+	read := []runtime.Frame{{Function: "syscall.read"}, {Function: "example.com/app.load"}}
+	assert.False(t, neverBlocks[syscallName(read, "linux")])
+	for _, r := range []string{"preempted", "runtime.Gosched", "wait until GC ends"} {
+		assert.True(t, notWaiting[r], r)
+	}
+	for _, r := range []string{"sync", "chan receive", "select", "sleep", "sync.(*Cond).Wait"} {
+		assert.False(t, notWaiting[r], r)
+	}
+}

@@ -130,7 +130,20 @@ func syscallName(fs []runtime.Frame, goos string) string {
 		if goos == "windows" {
 			return strings.ToUpper(name[:1]) + name[1:]
 		}
+		if m, ok := manNames[l]; ok {
+			return m
+		}
 		return l
 	}
 	return ""
+}
+
+// manNames are the system calls whose Go functions' names drop the
+// underscores of their manual pages' (unix.ClockGettime is
+// clock_gettime(2)).
+var manNames = map[string]string{
+	"clockgettime": "clock_gettime", "clockgetres": "clock_getres", "clocknanosleep": "clock_nanosleep",
+	"epollwait": "epoll_wait", "epollpwait": "epoll_pwait", "copyfilerange": "copy_file_range",
+	"syncfilerange": "sync_file_range", "timerfdsettime": "timerfd_settime", "schedyield": "sched_yield",
+	"ioprioset": "ioprio_set", "pidfdopen": "pidfd_open", "pidfdsendsignal": "pidfd_send_signal",
 }
