@@ -98,6 +98,7 @@ func TestQuits(t *testing.T) {
 		a.signal(syscall.SIGHUP)
 		a.waitLine("signal: hangup")
 		a.release()
+		a.waitLine(": saved 3/3") // Notify's report, the note on the other signal before it
 		first, status := "terminated", 143
 		if a.count("flush: terminated while quitting on hangup") > 0 {
 			first, status = "hangup", 129
