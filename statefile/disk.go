@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/maphash"
 	"io/fs"
+	"path/filepath"
 	"slices"
 )
 
@@ -25,6 +26,11 @@ type diskState struct {
 	// and writes them again when it does not (see verify). Written on the
 	// writer under the queue's mu; never changed in place.
 	wrote []byte
+
+	// synced says the bytes the file holds reached it through this
+	// Store's durable commit. Bytes another program wrote, which a save
+	// then finds unchanged, get an fsync before the save counts as durable.
+	synced bool
 
 	// known holds the states of the file that are not news to the watches:
 	// what this Store last put there and what a watch last reported. After
@@ -86,6 +92,7 @@ func (q *queue) committed(data []byte, err error) {
 	}
 	d.setKnown(s)
 	d.holds = s
+	d.synced = q.s.opts.Durability == Durable
 	q.setWrote(data)
 	d.corrupt = false
 	q.watch.bad = badBytes{}
@@ -98,6 +105,7 @@ func (q *queue) committed(data []byte, err error) {
 func (q *queue) readBack(data []byte) {
 	if w := q.lastWrite(); w != nil && !bytes.Equal(w, data) {
 		q.setWrote(nil)
+		q.disk.synced = false
 	}
 	q.disk.holds = seenBytes(data)
 }
@@ -117,9 +125,13 @@ func (q *queue) lastWrite() []byte {
 	return q.disk.wrote
 }
 
-// readGone records that the writer found no file at the path.
+// readGone records that the writer found no file at the path: like
+// other bytes, a removal seen is someone else's, and a Flush no longer
+// puts back what this Store wrote.
 func (q *queue) readGone() {
 	q.disk.holds = seen{}
+	q.disk.synced = false
+	q.setWrote(nil)
 }
 
 // beforeWrite reads the file a save of data (nil: a remove) would replace,
@@ -162,43 +174,67 @@ func (q *queue) beforeWrite(data []byte) (unchanged bool, err error) {
 		}
 	}
 	same := maybeSame && bytes.Equal(cur, data)
+	if same && !q.disk.synced && q.s.opts.Durability == Durable {
+		// Another program's bytes, perhaps never fsynced: make them as
+		// durable as a save of ours, without writing them again.
+		if err := syncFile(q.path); err != nil {
+			return false, wrapDisk("save", q.path, err)
+		}
+		if err := q.s.hooks.syncDir(filepath.Dir(q.path)); err != nil {
+			return false, wrapDisk("save", q.path, err)
+		}
+		q.disk.synced = true
+	}
 	if same {
 		q.setWrote(data) // the file holds what the app saved: a Flush keeps it there
 	}
 	return same, nil
 }
 
-// verify is, on the writer, the end of a Flush's check that the file
-// still holds the last save this Store wrote (see Store.confirm): when it
-// does not, it writes those bytes again and returns the write's error.
+// verify is, on the writer, a Flush's check (flush.go, startCheck) that
+// the file still holds the last save this Store wrote. A file removed
+// since gets that save again. Bytes that do not parse are moved aside
+// first, as a Load moves a corrupt file, and the save is written after
+// them; if they cannot be moved, nothing is written over them. Bytes that
+// parse, and a newer release's file, are someone else's save: last writer
+// wins, and they are left as they are. A write that fails is reported,
+// and every Flush tries it again until one lands or a newer op of the
+// path replaces it.
 func (q *queue) verify() error {
-	data := q.lastWrite()
-	if data == nil || q.watched() {
+	q.mu.Lock()
+	data, skip := q.disk.wrote, q.watch.ever || q.retry.ended
+	q.mu.Unlock()
+	if data == nil || skip {
 		return nil
 	}
-	if same, ok := holds(q.s.hooks.readFile, q.path, data); same || !ok {
+	cur, err := q.s.hooks.readFile(q.path)
+	switch {
+	case err == nil && bytes.Equal(cur, data):
 		return nil
+	case err != nil && !errors.Is(err, fs.ErrNotExist):
+		return nil // cannot tell: the file is not known to be gone
+	case err == nil && q.slot.parses(q, cur):
+		q.readBack(cur) // someone else's save
+		return nil
+	case err == nil:
+		qerr := q.quarantine(errors.New("unparsable bytes found in place of the last save"))
+		if q.disk.corrupt {
+			// Still in place: nothing is written over them, and the next
+			// Flush tries again.
+			q.setWrote(data)
+			return qerr
+		}
+		q.report(qerr) // the app hears where the bytes went
 	}
-	tr := SaveTrace{Path: q.path, Bytes: len(data), Retry: true}
-	err := q.s.hooks.commit(q.path, data, &tr)
-	q.committed(data, err)
+	tr := SaveTrace{Path: q.path, Bytes: len(data)}
+	err = q.s.hooks.commit(q.path, data, &tr)
 	tr.Err = err
 	q.s.trace(tr)
 	if err != nil {
+		q.disk.addKnown(seenBytes(data))
 		q.report(err)
+		return err
 	}
-	return err
-}
-
-// holds reads path and reports whether it holds data; ok is false when
-// the read failed other than for a missing file, and nothing can be told.
-func holds(read func(string) ([]byte, error), path string, data []byte) (same, ok bool) {
-	cur, err := read(path)
-	switch {
-	case err == nil:
-		return bytes.Equal(cur, data), true
-	case errors.Is(err, fs.ErrNotExist):
-		return false, true
-	}
-	return false, false
+	q.committed(data, nil)
+	return nil
 }

@@ -38,8 +38,10 @@
 //   - Flush and Close wait, under the caller's context, for what was
 //     queued before them, and return nil only when each file holds the
 //     newest state the app gave it: a save that failed is tried again at
-//     once, and a file removed or replaced from outside since this Store
-//     saved it is written again. Otherwise a [*NotDrainedError] names each
+//     once, and a file removed, or left unparsable, from outside since this
+//     Store saved it is written again (unparsable bytes are moved aside
+//     first). A file another program saved over, in a form that parses, is
+//     theirs: last writer wins. Otherwise a [*NotDrainedError] names each
 //     path and why.
 //   - A failure is never silent: it goes to [Options.OnError] and
 //     [Options.Logger] when it happens, and to every Flush for as long as
@@ -94,9 +96,12 @@
 //     name fits in 255 bytes. A save holds its temp file locked (flock(2);
 //     on Windows, the handle that created it) until the rename; the first
 //     Open of a path in a Store removes the temp files of its shape that no
-//     live process holds.
+//     live process holds. On a filesystem without flock(2) (ENOLCK,
+//     EOPNOTSUPP: some network mounts) no holder can be told apart, so the
+//     temp files a crash leaves there stay until someone removes them.
 //   - "<name>.corrupt-<UTC time>" (20060102T150405.000000000Z) is a file
-//     that did not parse, moved aside by Load. The newest three distinct
+//     that did not parse, moved aside by Load, or by a Flush that found it
+//     in place of the last save. The newest three distinct
 //     copies are kept; a copy is removed only when a newer kept one holds
 //     the same bytes, or when three newer, different ones are kept.
 //   - "<name>.lock" is the lock file of [Options.Exclusive], holding the

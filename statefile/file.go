@@ -139,10 +139,12 @@ func (q *queue) dropRead(r *readReq) {
 // path's newest state. A save or remove that failed is tried again at
 // once, unless an attempt of it started after the Flush began, and Flush
 // waits for that attempt (see "Failures and retries" in the package
-// documentation). Then it reads the file: one removed or replaced from
-// outside since this Store's last save is written again, so that nil
-// means the file holds what the app saved (a path with a watch is left to
-// the watch: another process's change is news the app answers). It
+// documentation). Then the path's writer reads the file: one removed, or
+// left unparsable, from outside since this Store's last save gets that
+// save again (the unparsable bytes moved aside first), so that nil means
+// the file holds what the app saved. A file that another program saved
+// over, in a form that parses, is theirs: last writer wins, as with a
+// watch, which takes the path out of these checks. It
 // returns a *[NotDrainedError] naming the path when its newest state is not
 // on disk: in Failed with the last attempt's error, however many Flushes
 // reported it before, or in Pending with ctx's error when ctx ended first
@@ -153,7 +155,10 @@ func (q *queue) dropRead(r *readReq) {
 func (f *File[T]) Flush(ctx context.Context) error {
 	q := f.q
 	nd := &NotDrainedError{}
-	q.s.flushOne(ctx, nd, q, q.mark(), q.s.callerWriter())
+	m := q.mark()
+	if q.s.flushOne(ctx, nd, q, m, q.s.callerWriter()) {
+		q.startCheck(ctx, m).wait(ctx, nd)
+	}
 	return nd.orNil()
 }
 

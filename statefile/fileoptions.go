@@ -108,6 +108,7 @@ func (s *slot[T]) readValue(q *queue) (v T, replaced bool, err error) {
 	}
 	raw, err := s.view(q, data)
 	if err != nil {
+		q.readBack(data)        // someone else's: a Flush no longer puts back this Store's last save
 		return zero, false, err // a newer release wrote it since the path's first op: never decoded lossily
 	}
 	derr := decode(raw, &v)

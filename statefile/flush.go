@@ -1,105 +1,187 @@
 package statefile
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"io/fs"
 	"slices"
 
 	"github.com/offmain/offmain/internal/oneline"
 )
 
+// flushAll is Flush (and Close's flush) of every path, recording in nd:
+// it waits for each path's ops and their retries, then has the writers of
+// the paths that drained check their files, all at once (see check), so
+// that a path stuck on a hung disk costs the others no more than its own
+// wait.
+func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError) {
+	qs := s.queues()
+	marks := make([]flushMark, len(qs))
+	for i, q := range qs {
+		marks[i] = q.mark()
+	}
+	w := s.callerWriter()
+	var checks []*check
+	for i, q := range qs {
+		if s.flushOne(ctx, nd, q, marks[i], w) {
+			checks = append(checks, q.startCheck(ctx, marks[i]))
+		}
+	}
+	for _, c := range checks {
+		c.wait(ctx, nd)
+	}
+	slices.Sort(nd.Pending)
+}
+
 // flushOne waits, for a Flush that took m, until q's ops up to m are done,
-// and records in nd what did not drain or failed. w is the writer the
-// Flush runs on, or nil: a writer cannot wait for its own path's pending
-// ops, nor for a path whose writer waits for it (reentry.go).
+// and records in nd what did not drain or failed. It reports whether the
+// path drained and its file may be checked. w is the writer the Flush
+// runs on, or nil: a writer cannot wait for its own path's pending ops,
+// nor for a path whose writer waits for it (reentry.go).
 //
 // Once they are done, a path whose newest op failed is tried again at
 // once, unless an attempt started since the Flush began (see retried), and
-// is reported only if that attempt failed too. A path whose newest op
-// landed has its file checked (see verify). On the path's own writer
-// neither can run: the state is reported as it stands.
-func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m flushMark, w *writer) {
+// is reported only if that attempt failed too. On the path's own writer
+// no retry can run: the failure is reported as it stands, and the file is
+// not checked.
+func (s *Store) flushOne(ctx context.Context, nd *NotDrainedError, q *queue, m flushMark, w *writer) bool {
 	own := false
 	switch {
 	case w == nil:
 	case w.q == q:
 		if !q.doneUpTo(m.target) {
 			nd.addPending(q.path, errReentrant)
-			return
+			return false
 		}
 		own = true
 	default:
 		if err := s.park(w, q); err != nil {
 			nd.addPending(q.path, err)
-			return
+			return false
 		}
 		defer s.unpark(w)
 	}
 	if !q.wait(ctx, m.target, own) {
 		nd.addPending(q.path, ctx.Err())
-		return
+		return false
 	}
 	err, ok := q.retried(ctx, m, !own)
-	if ok && err == nil && !own {
-		err, ok = q.confirm(ctx)
-	}
 	switch {
 	case !ok:
 		nd.addPending(q.path, ctx.Err())
 	case err != nil:
 		nd.addFailed(q.path, err)
 	}
+	return ok && err == nil && !own && w == nil
 }
 
-// confirm checks, for a Flush, that the file still holds the last save
-// this Store wrote: a file removed or replaced from outside (a person's
-// rm, a cleaning tool, a sync client) since would make a Flush that reports
-// the path drained a lie. The read runs on a goroutine of its own, so that
-// it waits neither for the path's writer (which may be inside a Load that
-// the disk holds) nor past ctx; only a file found changed makes the
-// writer write the save again (verify). A path with a watch is left to
-// the watch: another process's change is news the app answers. So is a
-// path whose last op was a remove, or whose file someone else wrote since
-// this Store read it. A Flush whose ctx ended before the check (the other
-// paths took its time) leaves it out: the save landed. It returns false
-// when ctx ended during the check.
-func (q *queue) confirm(ctx context.Context) (error, bool) {
-	data := q.lastWrite()
-	if data == nil || ctx.Err() != nil || q.watched() || q.retryEnded() {
-		return nil, true // nothing to keep; or Close released the lock, and another Store may write the path
-	}
-	read := q.s.hooks.readFile
-	same := make(chan bool, 1) // buffered: a Flush that gave up leaves the read to end alone
-	go func() {
-		ok, known := holds(read, q.path, data)
-		same <- ok || !known
-	}()
-	select {
-	case ok := <-same:
-		if ok {
-			return nil, true
-		}
-	case <-ctx.Done():
-		return nil, false
-	}
-	reply := make(chan error, 1) // buffered: a Flush that gave up never strands the writer
-	r, start := q.addRead(func() { reply <- q.verify() })
-	if start {
-		q.s.start(q)
-	}
-	select {
-	case err := <-reply:
-		return err, true
-	case <-ctx.Done():
-		q.dropRead(r)
-		return nil, false
-	}
+// check is one path's check of its file for a Flush (see startCheck).
+type check struct {
+	q    *queue
+	m    flushMark
+	read *fileRead // nil: nothing to check
 }
 
-func (q *queue) retryEnded() bool {
+// fileRead is a read of a path's file for the Flushes' checks: one at a
+// time per path, so that Flushes polling a hung disk start no more than
+// one read.
+type fileRead struct {
+	done chan struct{} // closed once same is set
+	same bool          // the file holds the last save, or cannot be told not to
+}
+
+// startCheck starts the check, for a Flush that took m, that q's file
+// still holds the last save this Store wrote: a file removed or damaged
+// from outside since would make a Flush that reports the path drained a
+// lie. It reads the file on a goroutine of its own, or joins the read
+// another Flush started, so that the check waits neither for the path's
+// writer (which may be inside a read the disk holds) nor past the Flush's
+// ctx; only a file found changed has the writer write the save again
+// (verify). Nothing is checked when there is nothing to keep (the last op
+// was a remove; someone else's save is at the path, which this Store
+// saw), when a watch follows the path (another process's change is news
+// for the app), once Close released the path's lock, or when ctx ended
+// already (the save landed; the other paths took the Flush's time).
+func (q *queue) startCheck(ctx context.Context, m flushMark) *check {
+	c := &check{q: q, m: m}
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return q.retry.ended
+	data := q.disk.wrote
+	if ctx.Err() != nil || data == nil || q.watch.ever || q.retry.ended {
+		return c
+	}
+	if q.retry.reading == nil {
+		rd := &fileRead{done: make(chan struct{})}
+		q.retry.reading = rd
+		read := q.s.hooks.readFile
+		go func() { // ends when the read returns: on a hung disk, when it answers
+			cur, err := read(q.path)
+			rd.same = err == nil && bytes.Equal(cur, data) || err != nil && !errors.Is(err, fs.ErrNotExist)
+			q.mu.Lock()
+			if q.retry.reading == rd {
+				q.retry.reading = nil
+			}
+			q.mu.Unlock()
+			close(rd.done)
+		}()
+	}
+	c.read = q.retry.reading
+	return c
+}
+
+// wait waits for the check until ctx ends, and records its outcome in nd.
+func (c *check) wait(ctx context.Context, nd *NotDrainedError) {
+	if c.read == nil {
+		return
+	}
+	select {
+	case <-c.read.done:
+	case <-ctx.Done():
+		nd.addPending(c.q.path, ctx.Err())
+		return
+	}
+	if c.read.same {
+		return
+	}
+	q := c.q
+	reply := make(chan error, 1) // buffered: a Flush that gave up never strands the writer
+	r := &readReq{target: c.m.target, run: func() {
+		err := q.verify()
+		q.mu.Lock()
+		q.retry.checks--
+		q.wake() // Close's waitIdle may wait for it
+		q.mu.Unlock()
+		reply <- err
+	}}
+	q.mu.Lock()
+	q.reads = append(q.reads, r)
+	q.retry.checks++
+	if q.markRunning() {
+		q.s.start(q)
+	}
+	q.mu.Unlock()
+	select {
+	case err := <-reply:
+		if err != nil {
+			nd.addFailed(q.path, err)
+		}
+	case <-ctx.Done():
+		q.dropCheck(r) // unless the writer runs it: it ends on its own, into reply
+		nd.addPending(q.path, ctx.Err())
+	}
+}
+
+// dropCheck takes r, a check's write, off q's queue if its writer has not
+// taken it yet.
+func (q *queue) dropCheck(r *readReq) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if i := slices.Index(q.reads, r); i >= 0 {
+		q.reads = slices.Delete(q.reads, i, i+1)
+		q.retry.checks--
+		q.wake()
+	}
 }
 
 // addFailed records a path whose newest state is not on disk, and why.

@@ -67,6 +67,29 @@ func TestNewerFileAfterFirstOp(t *testing.T) {
 	assert.Equal(t, []string{"last"}, got.Titles)
 }
 
+// A newer release's file that a Flush finds in place of the Store's last
+// save, unread, is someone else's save: the Flush's check leaves every
+// byte of it, and a Load then returns the *VersionError.
+func TestFlushLeavesNewerFile(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "layout.json")
+	var ran []int
+	var traces []SaveTrace
+	s := NewStore(Options{Trace: func(tr SaveTrace) { traces = append(traces, tr) }})
+	t.Cleanup(func() { s.Close(context.Background()) })
+	f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
+	require.NoError(t, err)
+	require.NoError(t, f.Save(layoutV3{Version: 3, Titles: []string{"mine"}}))
+	require.NoError(t, f.Flush(context.Background()))
+	newer := []byte(`{"version":4,"titles":["theirs"]}`)
+	writeOther(t, path, newer)
+	require.NoError(t, f.Flush(context.Background()))
+	require.NoError(t, s.Flush(context.Background()))
+	assert.Equal(t, string(newer), readFileT(t, path))
+	assert.Len(t, traces, 1, "writes: the first save only")
+	_, err = f.Load(context.Background())
+	expectNewer(t, err, "Load")
+}
+
 // A file an older release wrote after the path's first op is read as its
 // migrations make it, in memory (the next save writes the newest version):
 // neither Load nor an Update decodes the old format as the new.

@@ -29,7 +29,11 @@ func readStateFile(name string) ([]byte, error) {
 	if st.Mode&unix.S_IFMT == unix.S_IFDIR {
 		return nil, &fs.PathError{Op: "read", Path: name, Err: unix.EISDIR}
 	}
-	data := make([]byte, 0, int(st.Size)+1) // one more: a read that returns 0 says the end came
+	size := st.Size + 1 // one more: a read that returns 0 says the end came
+	if int64(int(size)) != size || size < 1 {
+		size = 512 // too large for this platform's int, or a size the filesystem does not know
+	}
+	data := make([]byte, 0, int(size))
 	for {
 		n, err := unix.Read(fd, data[len(data):cap(data)])
 		switch {

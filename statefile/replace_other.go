@@ -17,6 +17,9 @@ func (s *Store) replaceFile(path string, data []byte, tr *SaveTrace) (err error)
 		if f, err = os.CreateTemp(dir, "."+tempStem(filepath.Base(path))+"*"); err != nil {
 			return err
 		}
+		if err = f.Chmod(s.opts.perm()); err != nil { // CreateTemp makes 0600; the umask is not applied here
+			return err
+		}
 		if s.hooks.tempCreated != nil {
 			s.hooks.tempCreated(f.Name())
 		}
@@ -68,6 +71,20 @@ func syncDir(dir string) error {
 	}
 	err = d.Sync()
 	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// syncFile fsyncs the file at path, for bytes another program wrote that a
+// save finds there already.
+func syncFile(path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	err = f.Sync()
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	return err

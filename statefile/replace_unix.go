@@ -99,7 +99,7 @@ func (s *Store) newTemp(dir, base string) (fd, claim int, name string, err error
 		unix.Close(fd)
 		unix.Unlink(name)
 		if !errors.Is(err, errSwept) {
-			return -1, -1, "", pathErr("lock", name, err)
+			return -1, -1, "", err
 		}
 	}
 	return -1, -1, "", errSwept
@@ -159,6 +159,10 @@ func rename(from, to string) error {
 // runtime sends SIGURG to preempt goroutines, and a call made outside the
 // os package gets no retry of its own.
 func retryEINTR(call func() error) error {
+	// An O_CREAT|O_EXCL open interrupted after it created the file, as on
+	// some network and FUSE filesystems, leaves the name taken: the next
+	// try draws another (createTemp), and the file left is a dead temp
+	// file the next sweep removes.
 	for {
 		if err := call(); err != unix.EINTR {
 			return err
@@ -172,6 +176,22 @@ func pathErr(op, path string, err error) error {
 		return nil
 	}
 	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+// syncFile fsyncs the file at path, for bytes another program wrote that a
+// save finds there already.
+func syncFile(path string) error {
+	var fd int
+	err := retryEINTR(func() (err error) {
+		fd, err = unix.Open(path, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	if err != nil {
+		return &fs.PathError{Op: "open", Path: path, Err: err}
+	}
+	err = pathErr("sync", path, retryEINTR(func() error { return unix.Fsync(fd) }))
+	unix.Close(fd)
+	return err
 }
 
 // syncsDir says whether syncDir does anything: it does on Unix.

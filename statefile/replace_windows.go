@@ -196,3 +196,9 @@ func syncDir(string) error { return nil }
 
 // syncsDir says whether syncDir does anything: not on Windows.
 const syncsDir = false
+
+// syncFile does nothing on Windows: FlushFileBuffers needs a handle open
+// for writing, which a file the app may only read (a read-only attribute,
+// an access list) would refuse, failing a save that writes nothing; a
+// save's own moves write through (MOVEFILE_WRITE_THROUGH).
+func syncFile(string) error { return nil }

@@ -30,7 +30,9 @@ type retryState struct {
 	started  uint64        // attempts (ops and retries) started so far
 	finished uint64        // the number of the newest attempt that finished
 	noting   bool          // finish is calling OnRecovered: other goroutines' Flushes wait for it
-	ended    bool          // Close is done with the path: no retry writes it any more (see Store.Close)
+	checks   int           // Flushes' checks of the file queued or running on the writer (flush.go), which may write it
+	reading  *fileRead     // a Flush's read of the file in flight, which other Flushes join (flush.go)
+	ended    bool          // Close is done with the path: no retry or check writes it any more (see Store.Close)
 
 	kept     error  // writer only: the error of an Update's fn that failed in the kept op, which its retry keeps
 	owed     bool   // writer only: OnError heard of a failure since the last success
@@ -342,5 +344,5 @@ func (q *queue) waitIdle(ctx context.Context) bool {
 // idleLocked reports whether no attempt of q runs or is about to; q.mu is
 // held.
 func (q *queue) idleLocked() bool {
-	return q.retry.started == q.retry.finished && !q.retry.asked && !q.retry.noting
+	return q.retry.started == q.retry.finished && !q.retry.asked && !q.retry.noting && q.retry.checks == 0
 }

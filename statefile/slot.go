@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"encoding/json"
+	"errors"
 	"reflect"
 	"sync/atomic"
 )
@@ -21,6 +22,7 @@ type valueSlot interface {
 	encode(path string) ([]byte, error) // the writer's value as JSON
 	batched() bool                      // the writer holds Updates, or changes behind one
 	runBatch(q *queue, o *op) result    // apply them and write once (update.go)
+	parses(q *queue, data []byte) bool  // data decodes as the path's type, at its newest version
 	typeName() string                   // for the error of a mismatched Open; any goroutine
 }
 
@@ -120,4 +122,16 @@ func (s *slot[T]) mergeKept(kind opKind) opKind {
 	s.taking = k.v
 	s.takingUps = k.ups.then(s.takingUps)
 	return k.kind
+}
+
+// parses reports whether data, the file's bytes, decodes as T once
+// migrated to the newest version; a newer release's file counts as
+// parsing (it is someone else's, never decoded here).
+func (s *slot[T]) parses(q *queue, data []byte) bool {
+	view, err := s.view(q, data)
+	if err != nil {
+		return errors.Is(err, ErrNewerVersion)
+	}
+	var v T
+	return decode(view, &v) == nil
 }

@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"sync/atomic"
 )
@@ -139,20 +138,6 @@ func (s *Store) Flush(ctx context.Context) error {
 	nd := &NotDrainedError{}
 	s.flushAll(ctx, nd)
 	return nd.orNil()
-}
-
-// flushAll is Flush, recording in nd.
-func (s *Store) flushAll(ctx context.Context, nd *NotDrainedError) {
-	qs := s.queues()
-	marks := make([]flushMark, len(qs))
-	for i, q := range qs {
-		marks[i] = q.mark()
-	}
-	w := s.callerWriter()
-	for i, q := range qs {
-		s.flushOne(ctx, nd, q, marks[i], w)
-	}
-	slices.Sort(nd.Pending)
 }
 
 // Close flushes like [Store.Flush] and then refuses new work: Save, Remove,

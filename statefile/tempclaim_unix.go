@@ -4,6 +4,7 @@ package statefile
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 
 	"golang.org/x/sys/unix"
@@ -44,16 +45,20 @@ func claimTemp(fd int) (int, error) {
 	case errors.Is(err, errors.ErrUnsupported):
 		return -1, nil
 	case err != nil:
-		return -1, err
+		return -1, &fs.PathError{Op: "lock", Path: "temp file", Err: err}
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil {
-		return -1, err
+		return -1, &fs.PathError{Op: "stat", Path: "temp file", Err: err}
 	}
 	if st.Nlink == 0 {
 		return -1, errSwept // removed before the lock
 	}
-	return unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	claim, err := unix.FcntlInt(uintptr(fd), unix.F_DUPFD_CLOEXEC, 0)
+	if err != nil {
+		return -1, &fs.PathError{Op: "dup", Path: "temp file", Err: err}
+	}
+	return claim, nil
 }
 
 // claimRetries bounds the new temp files a save makes when sweeps keep

@@ -170,6 +170,7 @@ var closedChan = func() chan struct{} {
 // queue's mu unless marked writer only.
 type watchState struct {
 	subs        []subscriber // the path's watches
+	ever        bool         // the path has had a watch: its changes from outside are the app's to answer
 	checkQueued bool         // a check is in the queue's reads and not started
 	bad         badBytes     // writer only: unparsable bytes a check found (watchcheck.go)
 	recheck     *time.Timer  // the check armed for when those bytes will have stayed corruptQuiet
@@ -178,6 +179,7 @@ type watchState struct {
 func (q *queue) addSub(sub subscriber) {
 	q.mu.Lock()
 	q.watch.subs = append(q.watch.subs, sub)
+	q.watch.ever = true
 	q.mu.Unlock()
 }
 
@@ -188,13 +190,6 @@ func (q *queue) removeSub(sub subscriber) {
 		q.stopRecheckLocked()
 	}
 	q.mu.Unlock()
-}
-
-// watched reports whether the path has a watch.
-func (q *queue) watched() bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	return len(q.watch.subs) > 0
 }
 
 // requestCheck queues a check of the file behind the ops queued so far,

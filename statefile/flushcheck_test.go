@@ -1,0 +1,244 @@
+package statefile
+
+import (
+	"context"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// removeFake takes path off d, as a person's rm would.
+func (d *fakeDisk) removeFake(path string) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	delete(d.files, path)
+}
+
+// setFail makes every commit of d fail with err (nil: succeed).
+func (d *fakeDisk) setFail(err error) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.fail = err
+}
+
+// A Flush that finds the file removed and cannot write it back reports
+// the path, and so does every Flush after it, until one lands the save:
+// the failure is not reported once and then forgotten.
+func TestFailedRestoreReportedUntilItLands(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
+		d := newFakeDisk(s, false)
+		path := osPath("/state/f.json")
+		f, _ := Open[int](s, path)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+
+		d.removeFake(path)
+		d.setFail(errFull)
+		for i := range 3 {
+			err := s.Flush(context.Background())
+			var nd *NotDrainedError
+			require.ErrorAs(t, err, &nd, "Flush %d", i)
+			assert.ErrorIs(t, nd.Failed[path], errFull, "Flush %d", i)
+		}
+		d.setFail(nil)
+		require.NoError(t, f.Flush(context.Background()), "the disk has room again")
+		got, ok := d.content(path)
+		assert.True(t, ok)
+		assert.Equal(t, "1\n", got)
+		require.NoError(t, s.Close(context.Background()))
+	})
+}
+
+// A GUI that polls Flush with a short deadline while the disk hangs starts
+// one read of the file per path, not one per Flush: the checks join the
+// read in flight, and a Flush that gave up leaves nothing queued.
+func TestFlushChecksShareOneRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, false)
+		path := osPath("/state/f.json")
+		f, _ := Open[int](s, path)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+
+		hang := make(chan struct{})
+		var reads atomic.Int32
+		s.hooks.readFile = func(p string) ([]byte, error) {
+			reads.Add(1)
+			<-hang
+			return d.readFile(p)
+		}
+		for range 50 {
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+			err := s.Flush(ctx)
+			cancel()
+			var nd *NotDrainedError
+			require.ErrorAs(t, err, &nd)
+			assert.Equal(t, []string{path}, nd.Pending)
+		}
+		assert.EqualValues(t, 1, reads.Load(), "reads started by 50 Flushes")
+		assert.Zero(t, f.q.queuedReads(), "checks left queued")
+		close(hang)
+		require.NoError(t, f.Flush(context.Background()), "once the disk answers")
+		require.NoError(t, s.Close(context.Background()))
+	})
+}
+
+// Unparsable bytes that a Flush finds in place of the save, and cannot
+// move aside, are not written over: the Flush reports the path with a
+// *CorruptError, and so do the next Flush, which tries the move again,
+// and Close.
+func TestUnmovableBytesNotOverwritten(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		// A path under a regular file: the fake disk reads it, and the
+		// move aside, a real rename, fails with ENOTDIR.
+		notDir := filepath.Join(t.TempDir(), "file")
+		require.NoError(t, os.WriteFile(notDir, nil, 0o600))
+		path := filepath.Join(notDir, "f.json")
+		s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
+		d := newFakeDisk(s, false)
+		f, err := Open[int](s, path)
+		require.NoError(t, err)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+		d.mu.Lock()
+		d.files[path] = []byte("{torn")
+		d.mu.Unlock()
+		commits := len(d.log())
+
+		for i := range 2 {
+			err := f.Flush(context.Background())
+			var ce *CorruptError
+			require.ErrorAs(t, err, &ce, "Flush %d", i)
+			assert.Empty(t, ce.Aside)
+			assert.Error(t, ce.AsideErr)
+			got, _ := d.content(path)
+			assert.Equal(t, "{torn", got, "Flush %d: the bytes stay", i)
+			assert.Len(t, d.log(), commits, "Flush %d: commits over the bytes", i)
+		}
+		var ce *CorruptError
+		assert.ErrorAs(t, s.Close(context.Background()), &ce, "Close reports them too")
+		assert.Len(t, d.log(), commits, "commits over the bytes")
+	})
+}
+
+// With Exclusive, once a closed Store decided to release a path's lock, a
+// Flush on another goroutine that finds the file removed writes nothing:
+// the path may be another Store's by then.
+func TestNoCheckWriteOnceLockReleased(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "f.json")
+	s := NewStore(Options{Exclusive: true})
+	f, err := Open[int](s, path)
+	require.NoError(t, err)
+	require.NoError(t, f.Save(1))
+	require.NoError(t, f.Flush(context.Background()))
+	var mu sync.Mutex
+	decided := false
+	var afterDecided int
+	inner := s.hooks.commit
+	s.hooks.commit = func(p string, data []byte, tr *SaveTrace) error {
+		mu.Lock()
+		if decided {
+			afterDecided++
+		}
+		mu.Unlock()
+		return inner(p, data, tr)
+	}
+	var once sync.Once
+	var flushErr error
+	s.hooks.lockReleased = func() {
+		once.Do(func() {
+			mu.Lock()
+			decided = true
+			mu.Unlock()
+			require.NoError(t, os.Remove(path))
+			flushErr = s.Flush(context.Background())
+		})
+	}
+	require.NoError(t, s.Close(context.Background()))
+	mu.Lock()
+	defer mu.Unlock()
+	require.True(t, decided, "the release was decided")
+	assert.NoError(t, flushErr)
+	assert.Zero(t, afterDecided, "commits once the lock's release was decided")
+	assert.NoFileExists(t, path)
+}
+
+// A Flush's check that writes the file again, started on another goroutine
+// while Close flushes, is waited for by Close: no commit of the Store runs
+// after Close returned.
+func TestCloseWaitsForCheckInFlight(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, false)
+		path := osPath("/state/f.json")
+		f, _ := Open[int](s, path)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+		var mu sync.Mutex
+		closed := false
+		var afterClose int
+		var hold chan struct{}
+		entered := make(chan struct{}, 1)
+		inner := s.hooks.commit
+		s.hooks.commit = func(p string, data []byte, tr *SaveTrace) error {
+			mu.Lock()
+			h := hold
+			mu.Unlock()
+			if h != nil {
+				entered <- struct{}{}
+				<-h
+			}
+			err := inner(p, data, tr)
+			mu.Lock()
+			if closed {
+				afterClose++
+			}
+			mu.Unlock()
+			return err
+		}
+		flushed := make(chan error, 1)
+		s.hooks.closeFlushed = func() {
+			d.removeFake(path)
+			mu.Lock()
+			hold = make(chan struct{})
+			mu.Unlock()
+			go func() { flushed <- f.Flush(context.Background()) }()
+			<-entered // its check writes the file again
+		}
+		closeDone := make(chan error, 1)
+		go func() {
+			err := s.Close(context.Background())
+			mu.Lock()
+			closed = true
+			mu.Unlock()
+			closeDone <- err
+		}()
+		synctest.Wait()
+		select {
+		case <-closeDone:
+			t.Errorf("Close returned while a Flush's check of its Store was writing")
+		default:
+		}
+		mu.Lock()
+		close(hold)
+		mu.Unlock()
+		assert.NoError(t, <-closeDone)
+		assert.NoError(t, <-flushed)
+		mu.Lock()
+		assert.Zero(t, afterClose, "commits after Close returned")
+		mu.Unlock()
+		got, _ := d.content(path)
+		assert.Equal(t, "1\n", got)
+	})
+}
