@@ -223,6 +223,34 @@ func TestLostSaveReported(t *testing.T) {
 	})
 }
 
+// OnExpire runs once Load returns, so that an OnExpire that calls Load,
+// Flush or Get (to show what was dropped beside what is kept) returns:
+// called while the read held Load's waiters, it would wait for itself.
+func TestOnExpireMayCallTheStore(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		old := Draft{Text: "old", UpdatedAt: time.Now().Add(-48 * time.Hour)}
+		opened := make(chan *Store, 1) // the read may start before open returns
+		told := make(chan []string, 1)
+		f := &fakeFile{Start: time.Now(), LoadValue: fileData{Version: 1, Drafts: map[string]Draft{"a": old, "b": {Text: "new", UpdatedAt: time.Now()}}}}
+		s := open(f, Options{MaxAge: time.Hour, OnExpire: func(map[string]Draft) {
+			s := <-opened
+			assert.NoError(t, s.Load(t.Context()))
+			assert.NoError(t, s.Flush(t.Context()))
+			told <- s.Tabs()
+		}}, nil)
+		opened <- s
+		t.Cleanup(func() { s.sched.Stop() })
+		require.NoError(t, s.Load(t.Context()))
+		synctest.Wait()
+		select {
+		case tabs := <-told:
+			assert.Equal(t, []string{"b"}, tabs)
+		default:
+			t.Fatal("OnExpire did not return")
+		}
+	})
+}
+
 // A draft is never dropped by a default: with MaxAge zero a draft of any
 // age is kept and saved again. With MaxAge set, the older ones are dropped
 // at the read and OnExpire is told which.
@@ -261,8 +289,8 @@ func TestMaxAge(t *testing.T) {
 					}
 				}
 				slices.Sort(dropped)
-				assert.Equal(t, dropped, told, "the drafts OnExpire was told of")
 				keyedtest.Wait(time.Minute)
+				assert.Equal(t, dropped, told, "the drafts OnExpire was told of")
 				ops := f.Ops()
 				require.Len(t, ops, 1, "dropping drafts must rewrite the file")
 				if len(tt.want) == 0 {

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -29,8 +30,8 @@ func TestReadFailureReachesOnError(t *testing.T) {
 	case err := <-got:
 		assert.ErrorContains(t, err, path)
 		assert.Equal(t, loadErr.Error(), err.Error(), "OnError gets what Load returns")
-	default:
-		t.Fatal("OnError did not hear of the read's failure")
+	case <-time.After(10 * time.Second):
+		t.Fatal("OnError did not hear of the read's failure within 10 s")
 	}
 	require.NoError(t, d.Close(t.Context()))
 }

@@ -16,7 +16,8 @@ import (
 // and, if a save found the file unread meanwhile, or the file held
 // something now dropped, queues a save. With Watch it then starts the
 // watch, unless saves are off. It runs on a goroutine of the Core's own,
-// started by startReadLocked, and closes done when it ends.
+// started by startReadLocked, and closes done when it ends: after the
+// Report and AfterRead callbacks, which run once Load returns.
 func (c *Core[T]) read(done chan struct{}) {
 	defer close(done)
 	data, err := c.file.Load(context.Background())
@@ -28,8 +29,8 @@ func (c *Core[T]) read(done chan struct{}) {
 		c.reading = nil
 		c.armRetryLocked()
 		c.mu.Unlock()
-		c.report(news)
 		c.endFirstRead()
+		c.report(news)
 		return
 	}
 	c.retry.Succeeded()
@@ -38,7 +39,6 @@ func (c *Core[T]) read(done chan struct{}) {
 	resave := (c.waiting || dropped) && SavesOn(err)
 	watch := c.cfg.Watch && SavesOn(err)
 	c.mu.Unlock()
-	c.report(news)
 	if resave {
 		// waiting stays set until this save is queued: a Flush that finds it
 		// set waits for loadDone, which closes after the save, so no Flush
@@ -54,11 +54,14 @@ func (c *Core[T]) read(done chan struct{}) {
 	if watch {
 		c.startWatch()
 	}
+	close(c.loadDone)
+	c.endFirstRead()
+	// The app's callbacks run once Load's waiters are released, so that
+	// one that calls Load (or Flush, which waits for the read) returns.
+	c.report(news)
 	if c.cfg.AfterRead != nil {
 		c.cfg.AfterRead()
 	}
-	close(c.loadDone)
-	c.endFirstRead()
 }
 
 // endFirstRead closes tried if no read has yet.

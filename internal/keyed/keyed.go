@@ -73,8 +73,9 @@ type Config[T any] struct {
 	// statefile.Store's Report, so that the app sees them where it sees
 	// the store's own failures.
 	Report func(error)
-	// AfterRead, if set, runs once the read has merged the file, on the
-	// read's goroutine, without the store's mutex.
+	// AfterRead, if set, runs once the read has merged the file and Load's
+	// waiters are released, on the read's goroutine, without the store's
+	// mutex: it may call any method of the store.
 	AfterRead func()
 }
 
