@@ -315,3 +315,61 @@ func TestExitJoinsEarlierExit(t *testing.T) {
 		assert.False(t, (<-first).Saved, "the first Exit's own report")
 	})
 }
+
+// An Exit that joins an earlier one and goes on after it calls no stopper
+// a second time: a stopper still running (agents that take their time to
+// end) is waited for, and one that failed keeps its error; only the savers
+// that did not drain are flushed again.
+func TestJoinedExitCallsStoppersOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		stop    func(ctx context.Context) error // ignores ctx: ends at 1.2 s, or fails at once
+		stopped bool
+		took    time.Duration
+	}{
+		{"still running", func(context.Context) error {
+			tm := time.NewTimer(1200 * time.Millisecond)
+			<-tm.C
+			return nil
+		}, true, 810 * time.Millisecond},
+		{"failed", func(context.Context) error { return errors.New("agents: 1 left") }, false, 800 * time.Millisecond},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			synctest.Test(t, func(t *testing.T) {
+				var mu sync.Mutex
+				flushes, stops := 0, 0
+				h := New(Options{Timeout: time.Second})
+				h.Add("drafts", Func(func(ctx context.Context) error {
+					mu.Lock()
+					flushes++
+					n := flushes
+					mu.Unlock()
+					if n == 1 {
+						return after(time.Hour, nil)(ctx) // the disk hangs for the first
+					}
+					return after(300*time.Millisecond, nil)(ctx)
+				}))
+				h.AddStop("agents", Func(func(ctx context.Context) error {
+					mu.Lock()
+					stops++
+					mu.Unlock()
+					return tc.stop(ctx)
+				}))
+				first := make(chan Report, 1)
+				go func() { first <- h.Exit() }()
+				wait := time.NewTimer(500 * time.Millisecond)
+				<-wait.C
+				start := time.Now()
+				r := h.Exit()
+				assert.True(t, r.Saved, "the joining Exit: %v", r)
+				assert.Equal(t, tc.stopped, r.Stopped, "the joining Exit: %v", r)
+				assert.Equal(t, tc.took, time.Since(start), "the first's deadline (500 ms, and 10 ms of grace for a stopper still running), then the saver again (300 ms)")
+				<-first
+				mu.Lock()
+				assert.Equal(t, 1, stops, "stopper calls")
+				assert.Equal(t, 2, flushes, "saver calls")
+				mu.Unlock()
+			})
+		})
+	}
+}

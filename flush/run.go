@@ -31,10 +31,12 @@ func (h *Hook) Run() Report { return h.do(false) }
 // Call it once the app has decided to exit (the person confirmed, or
 // nothing was left unsaved), from the toolkit's quit path; [Hook.Notify]
 // calls it for a signal. An Exit called while another is under way (the
-// toolkit's quit and a signal at once) joins it: one exit, one report. If
-// that one ended on its deadline with items not drained while this one's
-// own deadline leaves time, it runs them again in that time, so an Exit
-// never gets less than its own deadline.
+// toolkit's quit and a signal at once) joins it: one exit, one report, and
+// each stopper called once. If that one ended on its deadline with items
+// not drained while this one's own deadline leaves time, it uses that
+// time: it flushes again the savers that did not drain, and waits for the
+// stoppers still running, so an Exit never gets less than its own
+// deadline.
 //
 // A process that exits after Exit need not Close its stores: once the
 // Report says Saved their data is on the disk, and what Close adds
@@ -51,6 +53,7 @@ func (h *Hook) do(exit bool) Report {
 	if exit {
 		k = 1
 	}
+	var prev *call
 	for {
 		h.mu.Lock()
 		c := h.running[k]
@@ -62,22 +65,22 @@ func (h *Hook) do(exit bool) Report {
 		if !ok || r.drained() || !c.endedBefore(ctx) {
 			return r
 		}
-		// The exit joined ended on a deadline earlier than this one's with
-		// items not drained: run them again in the time left, so this
+		// The call joined ended on a deadline earlier than this one's with
+		// items not drained: go on with them in the time left, so this
 		// one's report is its own.
+		prev = c
 	}
-	var items []entry
-	for _, e := range h.items {
+	c := &call{done: make(chan struct{})}
+	c.deadline, _ = ctx.Deadline() // set: WithTimeout above
+	for i, e := range h.items {
 		if exit || !e.stop {
-			items = append(items, e)
+			c.tasks = append(c.tasks, prev.carry(i, e))
 		}
 	}
-	dl, _ := ctx.Deadline() // set: WithTimeout above
-	c := &call{done: make(chan struct{}), items: items, deadline: dl}
 	h.running[k] = c
 	h.mu.Unlock()
 
-	c.r = run(ctx, start, items)
+	c.r = run(ctx, start, c.tasks)
 	h.mu.Lock()
 	h.running[k] = nil
 	h.mu.Unlock()
@@ -86,13 +89,50 @@ func (h *Hook) do(exit bool) Report {
 }
 
 // call is one Run or Exit under way: every one of its kind called before
-// it ends returns its report, or runs again if the call ended sooner than
-// it may (see endedBefore).
+// it ends returns its report, or goes on after it if the call ended sooner
+// than it may (see endedBefore).
 type call struct {
-	items    []entry       // what it runs, for a joiner that gives up
+	tasks    []*task       // what it runs
 	deadline time.Time     // the call's own deadline
 	done     chan struct{} // closed once r is set
 	r        Report
+}
+
+// task is one Flusher's part in a call, and in the calls that go on after
+// it (see carry).
+type task struct {
+	pos     int // the entry's index in Hook.items
+	e       entry
+	started bool
+	done    chan struct{} // closed once the Flusher returned and err is set
+	err     error
+}
+
+// carry returns the task for entry e, at index pos, of a call that goes
+// on after c (nil: after none). A task of c that drained, and any stopper
+// of c, whether it returned or still runs, is taken over as it is: a
+// stopper is called once per exit, since ending a program twice is no
+// safer than once. A saver that did not drain gets a new task, flushed
+// again with the new call's deadline.
+func (c *call) carry(pos int, e entry) *task {
+	if c != nil {
+		for _, t := range c.tasks {
+			if t.pos == pos && (e.stop || t.drained()) {
+				return t
+			}
+		}
+	}
+	return &task{pos: pos, e: e, done: make(chan struct{})}
+}
+
+// drained reports whether t's Flusher returned nil.
+func (t *task) drained() bool {
+	select {
+	case <-t.done:
+		return t.err == nil
+	default:
+		return false
+	}
 }
 
 // wait is a call that joined c: it returns c's report and true, or, if ctx
@@ -103,55 +143,50 @@ func (c *call) wait(ctx context.Context, start time.Time) (Report, bool) {
 		return c.r.clone(), true
 	case <-ctx.Done():
 	}
-	r := Report{Took: time.Since(start), Items: make([]Item, len(c.items))}
-	for i, e := range c.items {
-		r.Items[i] = Item{Name: e.name, Stop: e.stop, Err: stillRunning(ctx)}
+	r := Report{Took: time.Since(start), Items: make([]Item, len(c.tasks))}
+	for i, t := range c.tasks {
+		r.Items[i] = Item{Name: t.e.name, Stop: t.e.stop, Err: stillRunning(ctx)}
 	}
 	r.tally()
 	return r, false
 }
 
 // endedBefore reports whether c's deadline came before ctx's, with time of
-// ctx's left: a call joining c may run again then.
+// ctx's left: a call joining c may go on after it then.
 func (c *call) endedBefore(ctx context.Context) bool {
 	dl, ok := ctx.Deadline()
 	return ctx.Err() == nil && (!ok || c.deadline.Before(dl))
 }
 
-// run is one flush of items.
-func run(ctx context.Context, start time.Time, items []entry) Report {
-	// Buffered for all, so a Flusher that returns after run gave up can
-	// still deliver its result and let its goroutine end.
-	done := make(chan result, len(items))
-	for i, e := range items {
-		go flushOne(ctx, i, e.f, done)
+// run starts the tasks not started yet and collects every task's outcome.
+func run(ctx context.Context, start time.Time, tasks []*task) Report {
+	r := Report{Items: make([]Item, len(tasks))}
+	for i, t := range tasks {
+		r.Items[i] = Item{Name: t.e.name, Stop: t.e.stop}
+		if !t.started {
+			t.started = true
+			go t.flush(ctx)
+		}
 	}
-	r := Report{Items: make([]Item, len(items))}
-	for i, e := range items {
-		r.Items[i] = Item{Name: e.name, Stop: e.stop}
-	}
-	collect(ctx, done, r.Items)
+	collect(ctx, tasks, r.Items)
 	r.Took = time.Since(start)
 	r.tally()
 	return r
 }
 
-type result struct {
-	i   int
-	err error
-}
-
-// flushOne runs one Flusher and delivers its result. A panic becomes the
+// flush runs t's Flusher and records its result. A panic becomes the
 // item's error, so one broken store does not crash the exit of the others.
-func flushOne(ctx context.Context, i int, f Flusher, done chan<- result) {
+// The goroutine that runs it ends when the Flusher returns.
+func (t *task) flush(ctx context.Context) {
 	err := errPanicked
 	defer func() {
 		if v := recover(); v != nil {
 			err = fmt.Errorf("%w: %v", errPanicked, v)
 		}
-		done <- result{i: i, err: err}
+		t.err = err
+		close(t.done)
 	}()
-	err = f.Flush(ctx)
+	err = t.e.f.Flush(ctx)
 }
 
 var errPanicked = errors.New("flush: Flush panicked")
@@ -163,31 +198,33 @@ var errPanicked = errors.New("flush: Flush panicked")
 // running".
 const grace = 10 * time.Millisecond
 
-// collect fills items from done until every Flusher returned, or ctx ended
-// and grace passed; the ones still running then get an error wrapping
-// ctx's.
-func collect(ctx context.Context, done <-chan result, items []Item) {
-	returned := make([]bool, len(items))
-	var after <-chan time.Time // nil, so never ready, until the deadline
+// collect fills items from tasks once every task's Flusher returned, or
+// ctx ended and grace passed; the ones still running then get an error
+// wrapping ctx's.
+func collect(ctx context.Context, tasks []*task, items []Item) {
 	deadline := ctx.Done()
-	for left := len(items); left > 0; {
-		select {
-		case res := <-done:
-			returned[res.i] = true
-			items[res.i].Err = res.err
-			left--
-		case <-deadline:
-			deadline = nil
-			t := time.NewTimer(grace)
-			defer t.Stop()
-			after = t.C
-		case <-after:
-			for i := range items {
-				if !returned[i] {
-					items[i].Err = stillRunning(ctx)
-				}
+	var graceOver <-chan time.Time // set once the deadline passed
+	over := false
+	for i, t := range tasks {
+	wait:
+		for !over {
+			select {
+			case <-t.done:
+				break wait
+			case <-deadline:
+				deadline = nil
+				tm := time.NewTimer(grace)
+				defer tm.Stop()
+				graceOver = tm.C
+			case <-graceOver:
+				over = true
 			}
-			return
+		}
+		select {
+		case <-t.done:
+			items[i].Err = t.err
+		default:
+			items[i].Err = stillRunning(ctx)
 		}
 	}
 }
