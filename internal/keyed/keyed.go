@@ -96,17 +96,18 @@ type Core[T any] struct {
 	closed    bool   // Close has run; guarded by watchMu
 	stopWatch func() // ends the running watch, if any; guarded by watchMu
 
-	mu        *sync.Mutex   // the store's; protects the fields below and the store's state
-	loaded    bool          // the read has been merged: saves may be queued (if SavesOn(readErr))
-	waiting   bool          // a save came due that could not be queued: the file was not read yet, or saves are off
-	readErr   error         // what the latest read met; saves are off unless it is nil or ErrCorrupt
-	reading   chan struct{} // closed when the read under way ends; nil while none is
-	retry     backoff.Timer // the timed read after a failed one
-	reported  string        // the text of the read's error Report last got, so a retry failing the same way is not reported again
-	stopped   bool          // Close has run: no timed read is armed any more
-	triedOnce bool          // tried is closed
-	watchErr  error         // why the watch could not start
-	lost      error         // why the last save could not be queued (statefile.ErrClosed)
+	mu           *sync.Mutex   // the store's; protects the fields below and the store's state
+	loaded       bool          // the read has been merged: saves may be queued (if SavesOn(readErr))
+	waiting      bool          // a save came due that could not be queued: the file was not read yet, or saves are off
+	readErr      error         // what the latest read met; saves are off unless it is nil or ErrCorrupt
+	reading      chan struct{} // closed when the read under way ends; nil while none is
+	readsStarted uint64        // reads started so far
+	retry        backoff.Timer // the timed read after a failed one
+	reported     string        // the text of the read's error Report last got, so a retry failing the same way is not reported again
+	stopped      bool          // Close has run: no timed read is armed any more
+	triedOnce    bool          // tried is closed
+	watchErr     error         // why the watch could not start
+	lost         error         // why the last save could not be queued (statefile.ErrClosed)
 }
 
 // New returns the Core of a store whose state mu protects, and starts the
@@ -166,8 +167,11 @@ func (c *Core[T]) Load(ctx context.Context) error {
 // be queued or why an edit is not saved (the file could not be read, or a
 // newer release wrote it), on one line.
 func (c *Core[T]) Flush(ctx context.Context) error {
+	c.mu.Lock()
+	since := c.readsStarted
+	c.mu.Unlock()
 	c.sched.Flush()
-	if err := c.awaitRead(ctx); err != nil {
+	if err := c.awaitRead(ctx, since); err != nil {
 		return err
 	}
 	err := c.file.Flush(ctx)
@@ -184,26 +188,31 @@ func (c *Core[T]) Flush(ctx context.Context) error {
 }
 
 // awaitRead waits, when a save is due that the read must queue, for that
-// read, starting one if none is under way. It returns an error when ctx
+// read, starting one if none is under way and none started since the
+// Flush began (since: readsStarted then; the save that Flush queued
+// starts one, which may have ended already). It returns an error when ctx
 // ended first or the read failed: the edits are then in memory only.
-func (c *Core[T]) awaitRead(ctx context.Context) error {
+func (c *Core[T]) awaitRead(ctx context.Context, since uint64) error {
 	c.mu.Lock()
 	var ch <-chan struct{}
 	switch {
 	case !c.waiting || (c.loaded && !SavesOn(c.readErr)):
+		c.mu.Unlock()
+		return nil
 	case c.loaded:
 		ch = c.loadDone // the read is queuing its save
+	case c.reading == nil && c.readsStarted != since:
+		// That read ended: its outcome is this Flush's.
 	default:
 		ch = c.startReadLocked()
 	}
 	c.mu.Unlock()
-	if ch == nil {
-		return nil
-	}
-	select {
-	case <-ch:
-	case <-ctx.Done():
-		return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
+	if ch != nil {
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
+		}
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -27,6 +27,7 @@ func (c *Core[T]) startReadLocked() <-chan struct{} {
 	}
 	if c.reading == nil {
 		c.reading = make(chan struct{})
+		c.readsStarted++
 		c.retry.Stop() // this read replaces the timed one
 		go c.read(c.reading)
 	}
