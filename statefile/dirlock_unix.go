@@ -3,8 +3,6 @@
 package statefile
 
 import (
-	"errors"
-
 	"golang.org/x/sys/unix"
 )
 
@@ -32,13 +30,12 @@ func (l *dirLock) release() {
 // openDir opens dir for a lock or an fsync. It is a raw descriptor, not an
 // *os.File: the save path makes no call the Go runtime's poller adds
 // (fcntl(2) and epoll_ctl(2) at each open, and again at each Fd).
-func openDir(dir string) (int, error) {
-	for {
-		fd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != unix.EINTR {
-			return fd, err
-		}
-	}
+func openDir(dir string) (fd int, err error) {
+	err = retryEINTR(func() error {
+		fd, err = unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		return err
+	})
+	return fd, err
 }
 
 // lockDirShared takes the writers' shared lock on dir, waiting for a sweep
@@ -52,7 +49,7 @@ func lockDirShared(dir string) *dirLock {
 	if err != nil {
 		return nil
 	}
-	if err := flockRetry(fd, unix.LOCK_SH); err != nil {
+	if err := retryEINTR(func() error { return unix.Flock(fd, unix.LOCK_SH) }); err != nil {
 		unix.Close(fd)
 		return nil
 	}
@@ -73,17 +70,4 @@ func lockDirSweep(dir string) *dirLock {
 		return nil
 	}
 	return &dirLock{fd: fd}
-}
-
-// flockRetry is a blocking flock that retries when a signal interrupts it
-// (flock(2): EINTR "While waiting to acquire a lock, the call was
-// interrupted by delivery of a signal"; Go's runtime sends SIGURG for
-// preemption).
-func flockRetry(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if !errors.Is(err, unix.EINTR) {
-			return err
-		}
-	}
 }

@@ -157,7 +157,9 @@ func rename(from, to string) error {
 
 // retryEINTR runs a system call again when a signal interrupted it: the Go
 // runtime sends SIGURG to preempt goroutines, and a call made outside the
-// os package gets no retry of its own.
+// os package gets no retry of its own. A blocking flock is such a call
+// (flock(2), EINTR: "While waiting to acquire a lock, the call was
+// interrupted by delivery of a signal").
 func retryEINTR(call func() error) error {
 	// An O_CREAT|O_EXCL open interrupted after it created the file, as on
 	// some network and FUSE filesystems, leaves the name taken: the next

@@ -63,6 +63,3 @@ func (b *Timer) Stop() {
 		b.t = nil
 	}
 }
-
-// Armed reports whether a wait is armed.
-func (b *Timer) Armed() bool { return b.t != nil }

@@ -136,9 +136,9 @@ func (c *Core[T]) Scheduler() *settle.Scheduler { return c.sched }
 // retry reads the file.
 func (c *Core[T]) Loaded() <-chan struct{} { return c.loadDone }
 
-// Wait waits for the file's first read to end, whatever it met, until ctx
+// wait waits for the file's first read to end, whatever it met, until ctx
 // ends, and then returns an error wrapping ctx's.
-func (c *Core[T]) Wait(ctx context.Context) error {
+func (c *Core[T]) wait(ctx context.Context) error {
 	select {
 	case <-c.tried:
 		return nil
@@ -147,11 +147,11 @@ func (c *Core[T]) Wait(ctx context.Context) error {
 	}
 }
 
-// Load waits for the file's first read, like Wait, and returns what the
+// Load waits for the file's first read, like wait, and returns what the
 // latest read met (nil once a retry has read the file), and why the watch
 // could not start, on one line.
 func (c *Core[T]) Load(ctx context.Context) error {
-	if err := c.Wait(ctx); err != nil {
+	if err := c.wait(ctx); err != nil {
 		return err
 	}
 	c.mu.Lock()
