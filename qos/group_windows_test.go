@@ -24,7 +24,7 @@ import (
 
 func init() {
 	helpers["win-parent"] = winParentHelper
-	helpers["win-wait"] = func() int { time.Sleep(time.Hour); return 0 } // nothing of its parent's ends it
+	helpers["win-wait"] = func() int { <-time.After(time.Hour); return 0 } // nothing of its parent's ends it
 	helpers["win-app"] = winAppHelper
 }
 
