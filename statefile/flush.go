@@ -130,14 +130,30 @@ func (q *queue) startCheck(ctx context.Context, m flushMark) *check {
 	return c
 }
 
+// finished waits for the read until ctx ends, and reports whether it
+// finished. A read that finished counts even when ctx has ended too: the
+// path that took the Flush's time was another one, and select alone would
+// pick at random between the two.
+func (rd *fileRead) finished(ctx context.Context) bool {
+	select {
+	case <-rd.done:
+		return true
+	default:
+	}
+	select {
+	case <-rd.done:
+		return true
+	case <-ctx.Done():
+		return false
+	}
+}
+
 // wait waits for the check until ctx ends, and records its outcome in nd.
 func (c *check) wait(ctx context.Context, nd *NotDrainedError) {
 	if c.read == nil {
 		return
 	}
-	select {
-	case <-c.read.done:
-	case <-ctx.Done():
+	if !c.read.finished(ctx) {
 		nd.addPending(c.q.path, ctx.Err())
 		return
 	}
@@ -161,14 +177,20 @@ func (c *check) wait(ctx context.Context, nd *NotDrainedError) {
 		q.s.start(q)
 	}
 	q.mu.Unlock()
+	var err error
 	select {
-	case err := <-reply:
-		if err != nil {
-			nd.addFailed(q.path, err)
-		}
+	case err = <-reply:
 	case <-ctx.Done():
 		q.dropCheck(r) // unless the writer runs it: it ends on its own, into reply
-		nd.addPending(q.path, ctx.Err())
+		select {
+		case err = <-reply: // it answered as ctx ended: the answer counts
+		default:
+			nd.addPending(q.path, ctx.Err())
+			return
+		}
+	}
+	if err != nil {
+		nd.addFailed(q.path, err)
 	}
 }
 
