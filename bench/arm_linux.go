@@ -63,8 +63,12 @@ func (b *bench) output(stdout io.Writer) error {
 	if err := renderTable(stdout, rep.Env, rep.Rows); err != nil {
 		return err
 	}
+	split := splitLines(rep.Env.Arms, rep.Rows)
+	if err := writeSplit(stdout, split); err != nil {
+		return err
+	}
 	if b.cfg.jsonPath != "" {
-		if err := writeJSON(b.cfg.jsonPath, rep); err != nil {
+		if err := writeJSON(b.cfg.jsonPath, splitReport{rep, split}); err != nil {
 			return err
 		}
 	}

@@ -35,6 +35,8 @@ type arm struct {
 	name string
 	kind armKind
 	nice int // armNice only
+
+	load string // "": the whole load; loadCPU or loadIO: one half of it (split.go)
 }
 
 // hasLoad reports whether the arm starts workers.
@@ -66,6 +68,9 @@ func parseArms(s string) ([]arm, error) {
 }
 
 func parseArm(name string) (arm, error) {
+	if base, load, ok := splitName(name); ok {
+		return parseHalf(base, load)
+	}
 	if k, ok := namedArms[name]; ok {
 		return arm{name: name, kind: k}, nil
 	}
@@ -78,7 +83,7 @@ func parseArm(name string) (arm, error) {
 		}
 		return arm{name: "nice:" + strconv.Itoa(n), kind: armNice, nice: n}, nil
 	}
-	return arm{}, fmt.Errorf("%w: -arms: unknown arm %q (want idle, default, agent, background, setsid, setsid-fix, idleclass or nice:N)", errUsage, name)
+	return arm{}, fmt.Errorf("%w: -arms: unknown arm %q (want idle, default, agent, background, setsid, setsid-fix, idleclass or nice:N; any arm with load/cpu or /io)", errUsage, name)
 }
 
 // probeProcs is the default GOMAXPROCS while the probes run: the 8 probe
@@ -110,6 +115,7 @@ type config struct {
 	gomaxprocs          int      // GOMAXPROCS while the probes run; 0 leaves Go's default
 	pace                pace     // offered rate per I/O worker; zero: closed loops
 	iosched             []string // I/O schedulers to run under, in turn; "all"; nil: the current one
+	split               bool     // add each tier arm's halves of the load (split.go)
 	// onArm, when set (tests only), is called once the arm's load is running.
 	onArm func(arm string)
 }
@@ -132,6 +138,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	fs.IntVar(&c.gomaxprocs, "gomaxprocs", probeProcs, "GOMAXPROCS while the probes run; 0: Go's default (the core count)")
 	ioschedFlag := fs.String("iosched", "", "run under each I/O `SCHED`uler in turn (comma-separated, or all), switching the scratch disk's; needs root")
 	paceFlag := fs.String("pace", "", "offered rate per I/O worker, e.g. `write=20,read=20,meta=2000` (MB/s, MB/s, files/s); default closed loops")
+	fs.BoolVar(&c.split, "split", false, "also run each tier arm under the CPU half and the I/O half of the load alone (arm/cpu, arm/io)")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -147,6 +154,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	var err error
 	if c.arms, err = parseArms(*armList); err != nil {
 		return nil, err
+	}
+	if c.split {
+		c.arms = withHalves(c.arms)
 	}
 	if *ioschedFlag != "" {
 		c.iosched = strings.Split(*ioschedFlag, ",")

@@ -33,7 +33,7 @@ func (b *bench) startLoad(ctx context.Context, a arm) error {
 			return err
 		}
 	}
-	for range c.spinners {
+	for range c.spinnersFor(a) {
 		if err := b.pool.start(ctx, a, "spin", "-"); err != nil {
 			return err
 		}

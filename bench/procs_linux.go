@@ -54,7 +54,7 @@ func (p *pool) command(a arm, mode string, args ...string) (*exec.Cmd, *counters
 	if err != nil {
 		return nil, nil, err
 	}
-	cmd.Env = append(cmd.Env, countersEnv+"="+path, paceEnv+"="+strconv.FormatFloat(p.pace.forMode(mode), 'g', -1, 64))
+	cmd.Env = append(cmd.Env, countersEnv+"="+path, paceEnv+"="+strconv.FormatFloat(paceFor(p.pace, a).forMode(mode), 'g', -1, 64))
 	return cmd, c, nil
 }
 

@@ -244,8 +244,8 @@ func (r *results) pooled(armName, series string) []float64 {
 	return out
 }
 
-// writeJSON writes the report to path.
-func writeJSON(path string, rep report) error {
+// writeJSON writes the report (a report, or one with more after it) to path.
+func writeJSON(path string, rep any) error {
 	b, err := json.MarshalIndent(rep, "", "  ")
 	if err != nil {
 		return fmt.Errorf("json: %w", err)

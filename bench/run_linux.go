@@ -116,6 +116,7 @@ func (b *bench) setup(ctx context.Context) error {
 	b.env.Load = fmt.Sprintf("%d CPU spinners, %d writers (1 MiB writes, fsync every 32 MiB), %d metadata storms (walk and stat %d files), %d uncached readers (128 KiB reads of a %d MiB file)",
 		b.cfg.spinners, b.cfg.writers, b.cfg.storms, b.cfg.treeDirs*b.cfg.treeFiles, b.cfg.readers, b.cfg.readerMiB)
 	b.env.Pace = b.cfg.pace.String()
+	b.env.Load += halvesLoad(b.cfg.arms, b.cfg.spinners, b.cfg.pace)
 	b.prog.add(1)
 	return ctx.Err()
 }
