@@ -95,8 +95,12 @@ func halvesLoad(arms []arm, spinners int, p pace) string {
 	if !slices.ContainsFunc(arms, func(a arm) bool { return a.load != "" }) {
 		return ""
 	}
-	return fmt.Sprintf("; arms ending /%s: the %d spinners, I/O workers at %s; arms ending /%s: no spinners, I/O workers at %s",
-		loadCPU, spinners, strings.TrimPrefix(cpuHalfPace.String(), "offered rate per worker: "), loadIO, p)
+	io := "the I/O workers at " + strings.TrimPrefix(p.String(), "offered rate per worker: ")
+	if p == (pace{}) {
+		io = "the " + p.String()
+	}
+	return fmt.Sprintf("; arms ending /%s: the %d spinners, the I/O workers at %s; arms ending /%s: no spinners, %s",
+		loadCPU, spinners, strings.TrimPrefix(cpuHalfPace.String(), "offered rate per worker: "), loadIO, io)
 }
 
 // splitLine is one tier arm's gap to idle, with the whole load and under

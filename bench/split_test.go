@@ -58,3 +58,16 @@ func TestSplitLines(t *testing.T) {
 	want := "- `agent`: of the burst p95 ratio to idle, ×2.69 [2.59, 2.79]* with the whole load, the CPU load alone gives ×1.11 [1.01, 1.21]*, the I/O load alone ×2.92 [2.82, 3.02]*; the frame loop misses 31.0% of its ticks with the whole load, 2.30% with the CPU load alone, 28.0% with the I/O load alone.\n"
 	assert.Contains(t, b.String(), want, "got:\n%s", b.String())
 }
+
+// TestHalvesLoad: the header's load line says once what each half runs,
+// with -pace's rate or in closed loops, and is empty without halves.
+func TestHalvesLoad(t *testing.T) {
+	halves := []arm{{name: "agent"}, {name: "agent/io", load: loadIO}}
+	assert.Equal(t, "; arms ending /cpu: the 6 spinners, the I/O workers at writers 1 MB/s, readers 1 MB/s, storms 10 files/s; "+
+		"arms ending /io: no spinners, the I/O workers in closed loops (as fast as their tier lets them)",
+		halvesLoad(halves, 6, pace{}))
+	assert.Equal(t, "; arms ending /cpu: the 6 spinners, the I/O workers at writers 1 MB/s, readers 1 MB/s, storms 10 files/s; "+
+		"arms ending /io: no spinners, the I/O workers at writers 20 MB/s, readers closed loop, storms 2000 files/s",
+		halvesLoad(halves, 6, pace{write: 20e6, meta: 2000}))
+	assert.Empty(t, halvesLoad([]arm{{name: "agent"}}, 6, pace{}), "no halves")
+}

@@ -85,6 +85,17 @@
 // each command in a cgroup of its own whose weight no session escapes
 // (see [JoinLeaf]).
 //
+// What the tiers' I/O class does depends on the disk's I/O scheduler: BFQ
+// honours class and level, mq-deadline (the kernel's choice for a
+// single-queue disk, block/elevator.c) the class only, none and kyber
+// neither. On a disk without BFQ the agents' disk load is not lowered, and
+// it is what remains of a GUI's wait beside them (the repository's
+// bench/README.md, "Where the remaining gap comes from"). The kernel's
+// cgroup v2 io controller acts on any scheduler, but a normal user may use
+// it only where it is delegated, and systemd delegates pids, memory and cpu
+// to a user's manager (units/user@.service.in), not io; qos sets no io
+// controller.
+//
 // # Platforms
 //
 // On macOS children run under /usr/sbin/taskpolicy and threads are lowered
