@@ -99,11 +99,9 @@ func TestFlushChecksShareOneRead(t *testing.T) {
 // and Close.
 func TestUnmovableBytesNotOverwritten(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
-		// A path under a regular file: the fake disk reads it, and the
-		// move aside, a real rename, fails with ENOTDIR.
-		notDir := filepath.Join(t.TempDir(), "file")
-		require.NoError(t, os.WriteFile(notDir, nil, 0o600))
-		path := filepath.Join(notDir, "f.json")
+		// The fake disk reads the path; the move aside, a real rename,
+		// fails.
+		path := unmovablePath(t)
 		s := NewStore(Options{Logger: slog.New(slog.DiscardHandler)})
 		d := newFakeDisk(s, false)
 		f, err := Open[int](s, path)
