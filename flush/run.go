@@ -142,6 +142,11 @@ func (c *call) wait(ctx context.Context, start time.Time) (Report, bool) {
 	case <-c.done:
 		return c.r.clone(), true
 	case <-ctx.Done():
+		select {
+		case <-c.done: // it ended as ctx did: its report counts
+			return c.r.clone(), true
+		default:
+		}
 	}
 	r := Report{Took: time.Since(start), Items: make([]Item, len(c.tasks))}
 	for i, t := range c.tasks {

@@ -119,9 +119,14 @@ func (f *File[T]) Load(ctx context.Context) (T, error) {
 	case res := <-reply:
 		return res.v, res.err
 	case <-ctx.Done():
-		q.dropRead(r)
-		var zero T
-		return zero, fmt.Errorf("statefile: load %s: %w", q.path, ctx.Err())
+		q.dropRead(r) // unless the writer runs it: it ends on its own, into reply
+		select {
+		case res := <-reply: // it answered as ctx ended: the answer counts
+			return res.v, res.err
+		default:
+			var zero T
+			return zero, fmt.Errorf("statefile: load %s: %w", q.path, ctx.Err())
+		}
 	}
 }
 

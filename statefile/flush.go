@@ -87,15 +87,17 @@ type check struct {
 // time per path, so that Flushes polling a hung disk start no more than
 // one read.
 type fileRead struct {
+	n    uint64        // its number among the path's reads (retryState.reads)
+	data []byte        // the save it compares the file with
 	done chan struct{} // closed once same is set
-	same bool          // the file holds the last save, or cannot be told not to
+	same bool          // the file holds data, or cannot be told not to
 }
 
 // startCheck starts the check, for a Flush that took m, that q's file
 // still holds the last save this Store wrote: a file removed or damaged
 // from outside since would make a Flush that reports the path drained a
-// lie. It reads the file on a goroutine of its own, or joins the read
-// another Flush started, so that the check waits neither for the path's
+// lie. It reads the file on a goroutine of its own, or joins a read
+// another Flush made, so that the check waits neither for the path's
 // writer (which may be inside a read the disk holds) nor past the Flush's
 // ctx; only a file found changed has the writer write the save again
 // (verify). Nothing is checked when there is nothing to keep (the last op
@@ -103,6 +105,9 @@ type fileRead struct {
 // saw), when a watch follows the path (another process's change is news
 // for the app), once Close released the path's lock, or when ctx ended
 // already (the save landed; the other paths took the Flush's time).
+//
+// A check counts in retry.checks from here until it ends, so that Close
+// waits for it: it may still write the file.
 func (q *queue) startCheck(ctx context.Context, m flushMark) *check {
 	c := &check{q: q, m: m}
 	q.mu.Lock()
@@ -111,23 +116,49 @@ func (q *queue) startCheck(ctx context.Context, m flushMark) *check {
 	if ctx.Err() != nil || data == nil || q.watch.ever || q.retry.ended {
 		return c
 	}
-	if q.retry.reading == nil {
-		rd := &fileRead{done: make(chan struct{})}
-		q.retry.reading = rd
-		read := q.s.hooks.readFile
-		go func() { // ends when the read returns: on a hung disk, when it answers
-			cur, err := read(q.path)
-			rd.same = err == nil && bytes.Equal(cur, data) || err != nil && !errors.Is(err, fs.ErrNotExist)
-			q.mu.Lock()
-			if q.retry.reading == rd {
-				q.retry.reading = nil
-			}
-			q.mu.Unlock()
-			close(rd.done)
-		}()
-	}
-	c.read = q.retry.reading
+	q.retry.checks++
+	c.read = q.readFor(m, data)
 	return c
+}
+
+// readFor returns a read of q's file that a Flush that took m can trust
+// for data: one made after the Flush began, which compares the file with
+// data. Reads run one at a time; a Flush that cannot use the one in flight
+// (it read before this Flush's save landed, or the file changed since)
+// joins, or makes, the one queued behind it. q.mu is held.
+func (q *queue) readFor(m flushMark, data []byte) *fileRead {
+	usable := func(rd *fileRead) bool {
+		return rd != nil && rd.n > m.reads && bytes.Equal(rd.data, data)
+	}
+	switch {
+	case usable(q.retry.reading):
+		return q.retry.reading
+	case usable(q.retry.next):
+		return q.retry.next
+	}
+	q.retry.reads++
+	rd := &fileRead{n: q.retry.reads, data: data, done: make(chan struct{})}
+	var after <-chan struct{}
+	if q.retry.reading == nil {
+		q.retry.reading = rd
+	} else {
+		after, q.retry.next = q.retry.reading.done, rd
+	}
+	read := q.s.hooks.readFile
+	go func() { // ends when the read before it and its own have returned: on a hung disk, when it answers
+		if after != nil {
+			<-after // the read before hands over: this one is q.retry.reading now
+		}
+		cur, err := read(q.path)
+		rd.same = err == nil && bytes.Equal(cur, data) || err != nil && !errors.Is(err, fs.ErrNotExist)
+		q.mu.Lock()
+		if q.retry.reading == rd {
+			q.retry.reading, q.retry.next = q.retry.next, nil
+		}
+		q.mu.Unlock()
+		close(rd.done)
+	}()
+	return rd
 }
 
 // finished waits for the read until ctx ends, and reports whether it
@@ -135,16 +166,22 @@ func (q *queue) startCheck(ctx context.Context, m flushMark) *check {
 // path that took the Flush's time was another one, and select alone would
 // pick at random between the two.
 func (rd *fileRead) finished(ctx context.Context) bool {
+	return doneOrCtx(ctx, rd.done)
+}
+
+// doneOrCtx waits until done is closed or ctx ends, and reports whether
+// done was closed, preferring it when both are.
+func doneOrCtx(ctx context.Context, done <-chan struct{}) bool {
 	select {
-	case <-rd.done:
-		return true
-	default:
-	}
-	select {
-	case <-rd.done:
+	case <-done:
 		return true
 	case <-ctx.Done():
-		return false
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	}
 }
 
@@ -153,26 +190,24 @@ func (c *check) wait(ctx context.Context, nd *NotDrainedError) {
 	if c.read == nil {
 		return
 	}
+	q := c.q
 	if !c.read.finished(ctx) {
-		nd.addPending(c.q.path, ctx.Err())
+		q.endCheck()
+		nd.addPending(q.path, ctx.Err())
 		return
 	}
 	if c.read.same {
+		q.endCheck()
 		return
 	}
-	q := c.q
 	reply := make(chan error, 1) // buffered: a Flush that gave up never strands the writer
 	r := &readReq{target: c.m.target, run: func() {
 		err := q.verify()
-		q.mu.Lock()
-		q.retry.checks--
-		q.wake() // Close's waitIdle may wait for it
-		q.mu.Unlock()
+		q.endCheck()
 		reply <- err
 	}}
 	q.mu.Lock()
 	q.reads = append(q.reads, r)
-	q.retry.checks++
 	if q.markRunning() {
 		q.s.start(q)
 	}
@@ -192,6 +227,14 @@ func (c *check) wait(ctx context.Context, nd *NotDrainedError) {
 	if err != nil {
 		nd.addFailed(q.path, err)
 	}
+}
+
+// endCheck ends a check: Close's waitIdle may wait for it.
+func (q *queue) endCheck() {
+	q.mu.Lock()
+	q.retry.checks--
+	q.wake()
+	q.mu.Unlock()
 }
 
 // dropCheck takes r, a check's write, off q's queue if its writer has not

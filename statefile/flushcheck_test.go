@@ -240,3 +240,109 @@ func TestCloseWaitsForCheckInFlight(t *testing.T) {
 		assert.Equal(t, "1\n", got)
 	})
 }
+
+// A Flush trusts no read of the file made before it began: one that read
+// the file before this Flush's save landed says nothing of what is there
+// now. Flush A gives up while its read, which saw save 1, is slow to
+// answer; save 2 lands and the file is removed; Flush B must find it
+// gone and write save 2 again.
+func TestFlushDoesNotJoinAnOlderRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, false)
+		path := osPath("/state/f.json")
+		f, _ := Open[int](s, path)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+
+		release := make(chan struct{})
+		var once sync.Once
+		s.hooks.readFile = func(p string) ([]byte, error) {
+			b, err := d.readFile(p)       // the read happens now...
+			once.Do(func() { <-release }) // ...and the first one answers late
+			return b, err
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Millisecond)
+		require.Error(t, s.Flush(ctx), "Flush A gives up on its read")
+		cancel()
+
+		require.NoError(t, f.Save(2))
+		synctest.Wait()
+		got, _ := d.content(path)
+		require.Equal(t, "2\n", got)
+		d.removeFake(path)
+
+		res := make(chan error, 1)
+		go func() { res <- s.Flush(context.Background()) }() // Flush B
+		synctest.Wait()
+		close(release)
+		require.NoError(t, <-res)
+		got, ok := d.content(path)
+		assert.True(t, ok, "Flush B returned nil: the file must be there")
+		assert.Equal(t, "2\n", got, "and hold the newest save")
+		require.NoError(t, s.Close(context.Background()))
+	})
+}
+
+// A Flush on another goroutine whose check is still reading the file when
+// Close ends its retries is waited for: no check writes after Close
+// returned (without giving up on its ctx).
+func TestCloseWaitsForCheckRead(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		s := NewStore(Options{})
+		d := newFakeDisk(s, false)
+		path := osPath("/state/f.json")
+		f, _ := Open[int](s, path)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+		var mu sync.Mutex
+		closed, afterClose := false, 0
+		inner := s.hooks.commit
+		s.hooks.commit = func(p string, data []byte, tr *SaveTrace) error {
+			mu.Lock()
+			if closed {
+				afterClose++
+			}
+			mu.Unlock()
+			return inner(p, data, tr)
+		}
+		release, reading := make(chan struct{}), make(chan struct{})
+		flushed := make(chan error, 1)
+		s.hooks.closeFlushed = func() {
+			d.removeFake(path)
+			var once sync.Once
+			s.hooks.readFile = func(p string) ([]byte, error) {
+				b, err := d.readFile(p)
+				once.Do(func() {
+					close(reading)
+					<-release
+				})
+				return b, err
+			}
+			go func() { flushed <- f.Flush(context.Background()) }()
+			<-reading
+		}
+		closeDone := make(chan error, 1)
+		go func() {
+			closeDone <- s.Close(context.Background())
+			mu.Lock()
+			closed = true
+			mu.Unlock()
+		}()
+		synctest.Wait()
+		select {
+		case err := <-closeDone:
+			t.Fatalf("Close returned (%v) while a Flush's check was reading", err)
+		default:
+		}
+		close(release)
+		require.NoError(t, <-closeDone)
+		require.NoError(t, <-flushed)
+		synctest.Wait()
+		mu.Lock()
+		defer mu.Unlock()
+		assert.Zero(t, afterClose, "commits after Close returned")
+		got, _ := d.content(path)
+		assert.Equal(t, "1\n", got, "the check wrote the save again before Close returned")
+	})
+}

@@ -105,12 +105,13 @@ func (q *queue) addRead(run func()) (*readReq, bool) {
 // by one that starts later).
 type flushMark struct {
 	target, started uint64
+	reads           uint64 // the Flushes' reads of the file made before it (flush.go)
 }
 
 func (q *queue) mark() flushMark {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	return flushMark{target: q.seq, started: q.retry.started}
+	return flushMark{target: q.seq, started: q.retry.started, reads: q.retry.reads}
 }
 
 // step runs one unit of q's work on its writer: the sweep, the reads whose

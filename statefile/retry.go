@@ -30,8 +30,10 @@ type retryState struct {
 	started  uint64        // attempts (ops and retries) started so far
 	finished uint64        // the number of the newest attempt that finished
 	noting   bool          // finish is calling OnRecovered: other goroutines' Flushes wait for it
-	checks   int           // Flushes' checks of the file queued or running on the writer (flush.go), which may write it
+	checks   int           // Flushes' checks of the file in progress (flush.go): each may write it
 	reading  *fileRead     // a Flush's read of the file in flight, which other Flushes join (flush.go)
+	next     *fileRead     // a read queued behind it, for Flushes that cannot use it (flush.go)
+	reads    uint64        // Flushes' reads of the file made so far, to number them
 	ended    bool          // Close is done with the path: no retry or check writes it any more (see Store.Close)
 
 	kept     error  // writer only: the error of an Update's fn that failed in the kept op, which its retry keeps
@@ -333,10 +335,10 @@ func (q *queue) waitIdle(ctx context.Context) bool {
 		}
 		ch := q.progressLocked()
 		q.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return false
+		if !doneOrCtx(ctx, ch) {
+			q.mu.Lock()
+			defer q.mu.Unlock()
+			return q.idleLocked() // it may have gone idle as ctx ended
 		}
 	}
 }

@@ -228,9 +228,7 @@ func (r *watchReg) stopContext(ctx context.Context) bool {
 		r.ends = append(r.ends, r.sub.stop())
 	})
 	for _, ch := range r.ends {
-		select {
-		case <-ch:
-		case <-ctx.Done():
+		if !doneOrCtx(ctx, ch) {
 			return false
 		}
 	}

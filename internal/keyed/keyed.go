@@ -139,11 +139,26 @@ func (c *Core[T]) Loaded() <-chan struct{} { return c.loadDone }
 // wait waits for the file's first read to end, whatever it met, until ctx
 // ends, and then returns an error wrapping ctx's.
 func (c *Core[T]) wait(ctx context.Context) error {
-	select {
-	case <-c.tried:
-		return nil
-	case <-ctx.Done():
+	if !doneOrCtx(ctx, c.tried) {
 		return fmt.Errorf("%s: %s not read yet: %w", c.cfg.Name, c.file.Path(), ctx.Err())
+	}
+	return nil
+}
+
+// doneOrCtx waits until done is closed or ctx ends, and reports whether
+// done was closed, preferring it when both are: select alone picks at
+// random, and a read that ended as ctx did has its outcome to tell.
+func doneOrCtx(ctx context.Context, done <-chan struct{}) bool {
+	select {
+	case <-done:
+		return true
+	case <-ctx.Done():
+		select {
+		case <-done:
+			return true
+		default:
+			return false
+		}
 	}
 }
 
@@ -207,12 +222,8 @@ func (c *Core[T]) awaitRead(ctx context.Context, since uint64) error {
 		ch = c.startReadLocked()
 	}
 	c.mu.Unlock()
-	if ch != nil {
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
-		}
+	if ch != nil && !doneOrCtx(ctx, ch) {
+		return fmt.Errorf("%s: %s not read yet, nothing saved: %w", c.cfg.Name, c.file.Path(), ctx.Err())
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
