@@ -42,7 +42,9 @@
 //     Store saved it is written again (unparsable bytes are moved aside
 //     first). A file another program saved over, in a form that parses, is
 //     theirs: last writer wins. Otherwise a [*NotDrainedError] names each
-//     path and why.
+//     path and why. The file is not read again, and its save counts as
+//     landed, when ctx has ended by the time the Flush gets to the path,
+//     when a watch follows it, and with Exclusive once Close released it.
 //   - A failure is never silent: it goes to [Options.OnError] and
 //     [Options.Logger] when it happens, and to every Flush for as long as
 //     the path's newest state is not on disk. A save that failed on the
