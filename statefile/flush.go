@@ -122,19 +122,18 @@ func (q *queue) startCheck(ctx context.Context, m flushMark) *check {
 }
 
 // readFor returns a read of q's file that a Flush that took m can trust
-// for data: one made after the Flush began, which compares the file with
-// data. Reads run one at a time; a Flush that cannot use the one in flight
-// (it read before this Flush's save landed, or the file changed since)
-// joins, or makes, the one queued behind it. q.mu is held.
+// for data: one that compares the file with data and reads it after the
+// Flush began. Reads run one at a time; a Flush that cannot use the one in
+// flight (made before the Flush began, it may have read the file before
+// this Flush's save landed, or before someone removed it) joins, or makes,
+// the one queued behind it, which has not read yet. So Flushes polling a
+// hung disk add one read, not one each. q.mu is held.
 func (q *queue) readFor(m flushMark, data []byte) *fileRead {
-	usable := func(rd *fileRead) bool {
-		return rd != nil && rd.n > m.reads && bytes.Equal(rd.data, data)
-	}
-	switch {
-	case usable(q.retry.reading):
-		return q.retry.reading
-	case usable(q.retry.next):
-		return q.retry.next
+	switch rd, next := q.retry.reading, q.retry.next; {
+	case rd != nil && rd.n > m.reads && bytes.Equal(rd.data, data):
+		return rd
+	case next != nil && bytes.Equal(next.data, data):
+		return next
 	}
 	q.retry.reads++
 	rd := &fileRead{n: q.retry.reads, data: data, done: make(chan struct{})}

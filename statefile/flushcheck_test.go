@@ -59,8 +59,9 @@ func TestFailedRestoreReportedUntilItLands(t *testing.T) {
 }
 
 // A GUI that polls Flush with a short deadline while the disk hangs starts
-// one read of the file per path, not one per Flush: the checks join the
-// read in flight, and a Flush that gave up leaves nothing queued.
+// one read of the file per path, not one per Flush, and queues one more:
+// the checks join the read queued behind the one in flight, and a Flush
+// that gave up leaves nothing queued on the writer.
 func TestFlushChecksShareOneRead(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		s := NewStore(Options{})
@@ -88,6 +89,10 @@ func TestFlushChecksShareOneRead(t *testing.T) {
 		assert.EqualValues(t, 1, reads.Load(), "reads started by 50 Flushes")
 		assert.Zero(t, f.q.queuedReads(), "checks left queued")
 		close(hang)
+		synctest.Wait()
+		// The Flushes after the first could not trust the read in flight
+		// (made before they began): they share one read queued behind it.
+		assert.EqualValues(t, 2, reads.Load(), "reads once the disk answered")
 		require.NoError(t, f.Flush(context.Background()), "once the disk answers")
 		require.NoError(t, s.Close(context.Background()))
 	})
