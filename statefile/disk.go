@@ -232,9 +232,18 @@ func (q *queue) verify() error {
 	q.s.trace(tr)
 	if err != nil {
 		q.disk.addKnown(seenBytes(data))
-		q.report(err)
+		// As a retry's failure: OnError hears of it once, not at each
+		// Flush that fails the same way (noteOutcome).
+		if text := err.Error(); !q.retry.owed || text != q.retry.owedText {
+			q.report(err)
+			q.retry.owedText = text
+		}
 		return err
 	}
 	q.committed(data, nil)
+	if q.retry.owed {
+		q.retry.owed, q.retry.owedText = false, ""
+		q.s.recovered(q.path)
+	}
 	return nil
 }

@@ -351,3 +351,37 @@ func TestCloseWaitsForCheckRead(t *testing.T) {
 		assert.Equal(t, "1\n", got, "the check wrote the save again before Close returned")
 	})
 }
+
+// A restore that fails the same way at each Flush is reported to OnError
+// once, as a retry's failure is; OnRecovered hears when it lands, and a
+// later save that lands is no news.
+func TestRestoreFailureReportedOnce(t *testing.T) {
+	synctest.Test(t, func(t *testing.T) {
+		var mu sync.Mutex
+		errs, recs := 0, 0
+		s := NewStore(Options{Logger: slog.New(slog.DiscardHandler),
+			OnError:     func(error) { mu.Lock(); errs++; mu.Unlock() },
+			OnRecovered: func(string) { mu.Lock(); recs++; mu.Unlock() }})
+		d := newFakeDisk(s, false)
+		path := osPath("/state/f.json")
+		f, _ := Open[int](s, path)
+		require.NoError(t, f.Save(1))
+		require.NoError(t, f.Flush(context.Background()))
+		d.removeFake(path)
+		d.setFail(errFull)
+		for range 3 {
+			require.Error(t, s.Flush(context.Background()))
+		}
+		counts := func() [2]int { mu.Lock(); defer mu.Unlock(); return [2]int{errs, recs} }
+		assert.Equal(t, [2]int{1, 0}, counts(), "OnError and OnRecovered calls after 3 Flushes failing the same way")
+		d.setFail(nil)
+		require.NoError(t, s.Flush(context.Background()))
+		assert.Equal(t, [2]int{1, 1}, counts(), "after the restore landed")
+		got, _ := d.content(path)
+		assert.Equal(t, "1\n", got)
+		require.NoError(t, f.Save(2))
+		require.NoError(t, s.Flush(context.Background()))
+		assert.Equal(t, [2]int{1, 1}, counts(), "after a later save")
+		require.NoError(t, s.Close(context.Background()))
+	})
+}
