@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"log/slog"
 	"os"
 	"os/exec"
@@ -356,9 +357,11 @@ func TestGroupWithoutMainSays(t *testing.T) {
 	}
 	t.Run("slog.Default", func(t *testing.T) {
 		var got []error
-		old := slog.Default()
+		// slog.SetDefault also points the log package's output at the
+		// handler, and setting the old default again does not undo that.
+		old, out, flags := slog.Default(), log.Writer(), log.Flags()
 		slog.SetDefault(slog.New(errHandler(func(err error) { got = append(got, err) })))
-		t.Cleanup(func() { slog.SetDefault(old) })
+		t.Cleanup(func() { slog.SetDefault(old); log.SetOutput(out); log.SetFlags(flags) })
 		var g Group
 		cmd := exec.Command("/bin/true")
 		require.NoError(t, g.Start(cmd, Agent, ModeUtility))

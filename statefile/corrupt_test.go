@@ -100,9 +100,7 @@ func TestCorruptCopyJustMovedIsKept(t *testing.T) {
 // parallel: it replaces the process's default logger.
 func TestDefaultLoggerReportsFailures(t *testing.T) {
 	rec := &recordHandler{}
-	old := slog.Default()
-	slog.SetDefault(slog.New(rec))
-	t.Cleanup(func() { slog.SetDefault(old) })
+	setDefaultLogger(t, slog.New(rec))
 
 	blocker := filepath.Join(t.TempDir(), "file")
 	require.NoError(t, os.WriteFile(blocker, nil, 0o600))

@@ -2,6 +2,8 @@ package statefile
 
 import (
 	"io/fs"
+	"log"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -90,6 +92,21 @@ func (d *fakeDisk) content(path string) (string, bool) {
 	defer d.mu.Unlock()
 	data, ok := d.files[path]
 	return string(data), ok
+}
+
+// setDefaultLogger makes l slog's default logger for the test. After it,
+// it puts back slog's default and the log package's output and flags:
+// slog.SetDefault points log's output at l's handler, and setting the old
+// default again does not point it back (log/slog, SetDefault), so a later
+// test's log line would land in this test's buffer.
+func setDefaultLogger(t *testing.T, l *slog.Logger) {
+	old, out, flags := slog.Default(), log.Writer(), log.Flags()
+	slog.SetDefault(l)
+	t.Cleanup(func() {
+		slog.SetDefault(old)
+		log.SetOutput(out)
+		log.SetFlags(flags)
+	})
 }
 
 // runningWorkers returns how many writer goroutines the Store runs.

@@ -292,9 +292,7 @@ func TestFailedUpdateNotRetried(t *testing.T) {
 // log; only a Logger that discards silences it.
 func TestLoggerRule(t *testing.T) {
 	var buf bytes.Buffer
-	old := slog.Default()
-	slog.SetDefault(slog.New(slog.NewTextHandler(&buf, nil)))
-	defer slog.SetDefault(old)
+	setDefaultLogger(t, slog.New(slog.NewTextHandler(&buf, nil)))
 	for _, tc := range []struct {
 		name   string
 		opts   Options
