@@ -48,6 +48,11 @@ var fuzzOpenSeeds = []string{
 	"{\"anchors\":[{\"chat\":\"\xff\"}]}",
 	`{"version":1} []`,
 	"\x00",
+	// The version as encoding/json reads it: any case, the last one.
+	`{"VERSION":2,"anchors":null}`,
+	`{"version":1,"version":2}`,
+	`{"version":2,"version":null}`,
+	`{"version":2,"Version":1}`,
 }
 
 func FuzzOpen(f *testing.F) {

@@ -111,7 +111,9 @@
 //   - "<name>.v<N>.bak" is the file at version N, kept while a migration
 //     replaces it and removed after.
 //   - With Migrations, a file's version is the integer member "version" of
-//     its top-level JSON object; a file without one is version 0.
+//     its top-level JSON object, read as encoding/json reads it into a field
+//     tagged `json:"version"` (see [Migration]); a file without one is
+//     version 0.
 //
 // Directories a Store creates are 0700, and files 0600 unless
 // [Options.Perm] says otherwise.

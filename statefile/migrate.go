@@ -12,8 +12,10 @@ import (
 
 // Migration is one step of a file's format history, for
 // [FileOptions.Migrations]. The version of a file is the integer member
-// "version" of its top-level JSON object; a file without one (or whose
-// top level is not an object) is at version 0.
+// "version" of its top-level JSON object, as encoding/json decodes it into
+// an int field tagged `json:"version"` (the name matched without regard to
+// case, the last such member counting); a file without one (or whose top
+// level is not an object) is at version 0.
 type Migration struct {
 	// Version is the version Migrate produces; the steps of a path are
 	// given in increasing order of Version, starting at 1 or above.
@@ -272,6 +274,11 @@ func withVersion(data []byte, version int) ([]byte, error) {
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(data, &top); err != nil || top == nil {
 		return nil, errors.New("the result is not a JSON object")
+	}
+	for k := range top {
+		if bytes.EqualFold([]byte(k), []byte("version")) {
+			delete(top, k) // a "Version" left beside it could be the one a decoder keeps
+		}
 	}
 	top["version"] = json.RawMessage(strconv.Itoa(version))
 	return json.Marshal(top)

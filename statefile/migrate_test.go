@@ -190,6 +190,11 @@ func TestWithVersion(t *testing.T) {
 	assert.JSONEq(t, `{"a":1,"version":4}`, string(out))
 	_, err = withVersion([]byte(`[1]`), 4)
 	assert.Error(t, err)
+	// A step that kept the old member under another case: it goes, or a
+	// decoder that keeps the last match could read the old version.
+	out, err = withVersion([]byte("{\"Version\":3,\"ver\u017fion\":3,\"a\":1}"), 4)
+	require.NoError(t, err)
+	assert.JSONEq(t, `{"a":1,"version":4}`, string(out))
 	_, ok := versionOf([]byte(`["old"]`))
 	assert.False(t, ok, "a non-object has no version")
 	_, ok = versionOf([]byte(`{"version":"x"}`))

@@ -1,17 +1,21 @@
 package statefile
 
-import "strconv"
+import (
+	"bytes"
+	"strconv"
+)
 
-// versionOf returns the integer "version" member of data's top-level JSON
-// object (0 if it has none), and false when data is not an object or the
-// member is not a non-negative integer. It reads the top level only up to
-// that member, skipping the values before it without decoding them: a
-// file this package or the app wrote starts with it (encoding/json writes
-// a struct's fields in their order, and the version comes first in the
-// formats of drafts and anchors), so the check before every save costs a
-// few bytes' scan however large the file, where a json.Unmarshal would
-// decode all of it. It does not validate the rest: callers that need a
-// whole document check json.Valid too. It is the package's one reader of
+// versionOf returns the version of data's top-level JSON object as
+// encoding/json decodes it into an int field tagged `json:"version"`, the
+// way the app's own type reads it: a member whose name equals "version"
+// under Unicode case folding (bytes.EqualFold, which encoding/json uses to
+// match names), the last such member winning, null leaving the value as it
+// was, and 0 without one. It returns false when data is not an object or
+// such a member is not an integer, or the version is negative. It walks
+// the top level once without decoding the values it skips, so the check
+// before every save allocates nothing however large the file; json.Unmarshal
+// would decode all of it. It does not validate the rest: callers that need
+// a whole document check json.Valid too. It is the package's one reader of
 // a file's version.
 func versionOf(data []byte) (int, bool) {
 	sc := scanner{b: data}
@@ -19,10 +23,11 @@ func versionOf(data []byte) (int, bool) {
 		return 0, false
 	}
 	sc.i++
+	v := 0
 	for {
 		switch sc.next() {
 		case '}':
-			return 0, true
+			return ended(v)
 		case '"':
 		default:
 			return 0, false
@@ -32,26 +37,60 @@ func versionOf(data []byte) (int, bool) {
 			return 0, false
 		}
 		sc.i++
-		if string(key) == "version" && !esc {
-			return sc.version()
-		}
-		if esc {
-			if k, err := strconv.Unquote(`"` + string(key) + `"`); err == nil && k == "version" {
-				return sc.version()
-			}
-		}
+		sc.next()
+		start := sc.i
 		if !sc.skip() {
 			return 0, false
+		}
+		if isVersionName(key, esc) {
+			if v, ok = versionValue(data[start:sc.i], v); !ok {
+				return 0, false
+			}
 		}
 		switch sc.next() {
 		case ',':
 			sc.i++
 		case '}':
-			return 0, true
+			return ended(v)
 		default:
 			return 0, false
 		}
 	}
+}
+
+// ended returns the version found at the object's end: an int field takes
+// a negative number, but no file has a negative version.
+func ended(v int) (int, bool) {
+	if v < 0 {
+		return 0, false
+	}
+	return v, true
+}
+
+// isVersionName reports whether a member's raw name matches "version" as
+// encoding/json matches a field's name: exactly, or under case folding.
+func isVersionName(raw []byte, esc bool) bool {
+	if esc {
+		k, err := strconv.Unquote(`"` + string(raw) + `"`)
+		if err != nil {
+			return false // an escape Go does not share with JSON (\/) is in no spelling of "version"
+		}
+		raw = []byte(k)
+	}
+	return bytes.EqualFold(raw, []byte("version"))
+}
+
+// versionValue reads a version member's value: an integer, or null, which
+// encoding/json decodes into an int by leaving it unchanged (was).
+func versionValue(raw []byte, was int) (int, bool) {
+	switch {
+	case string(raw) == "null":
+		return was, true
+	case len(raw) == 0 || raw[0] == '+':
+		return 0, false
+	}
+	v, err := strconv.Atoi(string(raw))
+	return v, err == nil
 }
 
 // scanner walks JSON bytes for versionOf.
@@ -122,26 +161,6 @@ func (s *scanner) skip() bool {
 		s.i++
 	}
 	return s.i > start
-}
-
-// version parses the member's value: a non-negative integer, or null.
-func (s *scanner) version() (int, bool) {
-	s.next()
-	start := s.i
-	for s.i < len(s.b) && !isDelim(s.b[s.i]) {
-		s.i++
-	}
-	switch {
-	case string(s.b[start:s.i]) == "null":
-		return 0, true // as encoding/json decodes it into an int: unchanged, 0
-	case start == s.i || s.b[start] == '+':
-		return 0, false
-	}
-	v, err := strconv.Atoi(string(s.b[start:s.i]))
-	if err != nil || v < 0 {
-		return 0, false
-	}
-	return v, true
 }
 
 func isDelim(c byte) bool {
