@@ -73,6 +73,7 @@ type expected struct {
 	threads   int  // threads checked so far, over all rounds
 	processes int  // processes checked so far: the workers and all they started
 	workers   int
+	cgroup    string // cgroup arms: the agents' cgroup and its I/O knobs, as read back last
 }
 
 // checkApplied reads back every thread of every process of every worker's
@@ -91,6 +92,13 @@ func (b *bench) checkApplied(a arm) error {
 			if err := b.checkProcess(a, w.mode, pid); err != nil {
 				return err
 			}
+		}
+		if a.kind == armCgroup {
+			note, err := b.pool.cg.check(a, w.cmd.Process.Pid)
+			if err != nil {
+				return err
+			}
+			b.applied[a.name].cgroup = note
 		}
 		b.applied[a.name].workers++
 	}
@@ -218,5 +226,9 @@ func (e *expected) String() string {
 	if e.ownAG {
 		ag = fmt.Sprintf("own autogroup nice %d", e.agNice)
 	}
-	return fmt.Sprintf("%s, %s (%d workers, %d processes, %d threads)", e.tier, ag, e.workers, e.processes, e.threads)
+	s := fmt.Sprintf("%s, %s (%d workers, %d processes, %d threads)", e.tier, ag, e.workers, e.processes, e.threads)
+	if e.cgroup != "" {
+		s += ", " + e.cgroup
+	}
+	return s
 }

@@ -83,6 +83,9 @@ func (b *bench) output(stdout io.Writer) error {
 func (b *bench) close() error {
 	b.prog.finish()
 	errs := []error{b.pool.stopAll()}
+	if b.pool.cg != nil {
+		errs = append(errs, b.pool.cg.close())
+	}
 	if b.app != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), flushTimeout)
 		defer cancel()

@@ -28,6 +28,7 @@ const (
 	armSetsidFix                 // as agent, each worker in its own session, with the fix
 	armNice                      // load at nice N, I/O unchanged (exploration)
 	armIdleClass                 // load at SCHED_IDLE only (exploration)
+	armCgroup                    // qos.Group with Cgroup, Agent tier, mode utility (cgroup_arms.go)
 )
 
 // arm is one column of the table: a way to run the load.
@@ -36,7 +37,8 @@ type arm struct {
 	kind armKind
 	nice int // armNice only
 
-	load string // "": the whole load; loadCPU or loadIO: one half of it (split.go)
+	load string  // "": the whole load; loadCPU or loadIO: one half of it (split.go)
+	io   ioSetup // armCgroup only: what the bench does with the io controller (cgroup_arms.go)
 }
 
 // hasLoad reports whether the arm starts workers.
@@ -71,6 +73,9 @@ func parseArm(name string) (arm, error) {
 	if base, load, ok := splitName(name); ok {
 		return parseHalf(base, load)
 	}
+	if a, ok, err := parseCgroupArm(name); ok {
+		return a, err
+	}
 	if k, ok := namedArms[name]; ok {
 		return arm{name: name, kind: k}, nil
 	}
@@ -83,7 +88,7 @@ func parseArm(name string) (arm, error) {
 		}
 		return arm{name: "nice:" + strconv.Itoa(n), kind: armNice, nice: n}, nil
 	}
-	return arm{}, fmt.Errorf("%w: -arms: unknown arm %q (want idle, default, agent, background, setsid, setsid-fix, idleclass or nice:N; any arm with load/cpu or /io)", errUsage, name)
+	return arm{}, fmt.Errorf("%w: -arms: unknown arm %q (want idle, default, agent, background, setsid, setsid-fix, idleclass, nice:N, %s; any arm with load/cpu or /io)", errUsage, name, cgroupArmNames)
 }
 
 // probeProcs is the default GOMAXPROCS while the probes run: the 8 probe
@@ -116,6 +121,7 @@ type config struct {
 	pace                pace     // offered rate per I/O worker; zero: closed loops
 	iosched             []string // I/O schedulers to run under, in turn; "all"; nil: the current one
 	split               bool     // add each tier arm's halves of the load (split.go)
+	cgroup              string   // the cgroup v2 directory delegated to the bench; "" for none (cgroup_arms.go)
 	// onArm, when set (tests only), is called once the arm's load is running.
 	onArm func(arm string)
 }
@@ -139,6 +145,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	ioschedFlag := fs.String("iosched", "", "run under each I/O `SCHED`uler in turn (comma-separated, or all), switching the scratch disk's; needs root")
 	paceFlag := fs.String("pace", "", "offered rate per I/O worker, e.g. `write=20,read=20,meta=2000` (MB/s, MB/s, files/s); default closed loops")
 	fs.BoolVar(&c.split, "split", false, "also run each tier arm under the CPU half and the I/O half of the load alone (arm/cpu, arm/io)")
+	fs.StringVar(&c.cgroup, "cgroup", "", "cgroup v2 `DIR` delegated to the bench, for the cgroup arms")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -157,6 +164,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	}
 	if c.split {
 		c.arms = withHalves(c.arms)
+	}
+	if err := c.validateCgroup(); err != nil {
+		return nil, err
 	}
 	if *ioschedFlag != "" {
 		c.iosched = strings.Split(*ioschedFlag, ",")

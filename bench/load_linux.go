@@ -18,6 +18,11 @@ func (b *bench) startLoad(ctx context.Context, a arm) error {
 		return nil
 	}
 	c := b.cfg
+	if b.pool.cg != nil {
+		if err := b.pool.cg.prepare(a); err != nil {
+			return err
+		}
+	}
 	for i := range c.writers {
 		if err := b.pool.start(ctx, a, "write", b.fs.writerPath(i)); err != nil {
 			return err
@@ -37,6 +42,9 @@ func (b *bench) startLoad(ctx context.Context, a arm) error {
 		if err := b.pool.start(ctx, a, "spin", "-"); err != nil {
 			return err
 		}
+	}
+	if b.pool.cg != nil {
+		return b.pool.cg.afterStart(a, b.pool.workers[0].cmd.Process.Pid)
 	}
 	return nil
 }

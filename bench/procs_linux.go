@@ -35,7 +35,8 @@ type pool struct {
 	marker  string // value of runEnv for every worker of this run
 	ctrDir  string // where each worker's counters file goes; "" for none
 	pace    pace
-	started int // workers started so far, to name counter files
+	cg      *benchCgroup // -cgroup: what the cgroup arms start through; nil without
+	started int          // workers started so far, to name counter files
 	workers []*worker
 }
 
@@ -100,7 +101,11 @@ func (p *pool) launch(cmd *exec.Cmd, a arm, mode string) (*worker, *os.File, err
 	}
 	w := &worker{mode: mode, cmd: cmd, life: lifeW, stderr: &cappedWriter{max: 4096}}
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = lifeR, readyW, w.stderr
-	err = startAt(cmd, a)
+	if a.kind == armCgroup {
+		err = p.cg.start(cmd, a)
+	} else {
+		err = startAt(cmd, a)
+	}
 	lifeR.Close()
 	readyW.Close()
 	if err != nil {

@@ -91,6 +91,12 @@ func (b *bench) steps() int {
 func (b *bench) setup(ctx context.Context) error {
 	b.prog.describe("making files")
 	var err error
+	if b.cfg.cgroup != "" {
+		// First, so the bench's own files are charged to its leaf.
+		if b.pool.cg, err = newBenchCgroup(b.cfg.cgroup, scratchParent(b.cfg), b.cfg.arms); err != nil {
+			return err
+		}
+	}
 	if b.fs, err = newScratch(b.cfg); err != nil {
 		return err
 	}

@@ -50,7 +50,7 @@ func parseHalf(base, load string) (arm, error) {
 // tier reports whether the arm lowers its load through qos: the arms the
 // split is for.
 func (a arm) tier() bool {
-	return a.load == "" && (a.kind == armAgent || a.kind == armBackground)
+	return a.load == "" && (a.kind == armAgent || a.kind == armBackground || a.kind == armCgroup)
 }
 
 // withHalves adds, after each tier arm, its two halves, unless -arms named
