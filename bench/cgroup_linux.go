@@ -123,7 +123,7 @@ func (c *benchCgroup) prepare(a arm) error {
 }
 
 // afterStart sets an exploration arm's knob once its workers run (and qos
-// has made their leaf), after taking off whatever qos set there.
+// has made their leaf), after putting every I/O knob back to its default.
 func (c *benchCgroup) afterStart(a arm, worker int) error {
 	if a.kind != armCgroup || a.io.knob == "" || a.io.knob == ioOff {
 		return nil

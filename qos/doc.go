@@ -93,8 +93,10 @@
 // bench/README.md, "Where the remaining gap comes from"). The kernel's
 // cgroup v2 io controller acts on any scheduler, but a normal user may use
 // it only where it is delegated, and systemd delegates pids, memory and cpu
-// to a user's manager (units/user@.service.in), not io; qos sets no io
-// controller.
+// to a user's manager (units/user@.service.in), not io. qos sets no io
+// controller: io.max on the agents closed most of the gap on a real disk
+// but stopped the app's UI loop for seconds in a VM (bench/README.md, "An
+// I/O lever").
 //
 // # Platforms
 //
