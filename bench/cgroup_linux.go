@@ -106,11 +106,13 @@ func (c *benchCgroup) prepare(a arm) error {
 		}
 		return nil
 	}
-	if err := c.enable(c.dir, "io", controllers(filepath.Join(c.dir, "cgroup.controllers"))); err != nil || a.io.knob == "" {
+	if err := c.enable(c.dir, "io", controllers(filepath.Join(c.dir, "cgroup.controllers"))); err != nil || a.kind != armCgroup {
 		return err
 	}
-	// An exploration arm's knob goes on once qos has made the leaf, but
-	// the controllers must reach the leaf before the workers dirty a page:
+	// The agents' leaves get the io controller as a delegation with io
+	// gives it, whether an exploration arm then sets a knob or not. A knob
+	// goes on once qos has made the leaf, but the controllers must reach
+	// the leaf before the workers dirty a page:
 	// an inode's writeback is charged to the cgroup that first dirtied it
 	// (cgroup-v2.rst, "Writeback"), which the memory controller decides.
 	have := controllers(filepath.Join(c.app, "cgroup.controllers"))

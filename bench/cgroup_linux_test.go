@@ -80,6 +80,7 @@ func TestCgroupArms(t *testing.T) {
 			assert.Contains(t, noio, "no io controller, no I/O setting", "cgroup-noio: got %q", noio)
 			with := rep.Env.Applied["cgroup"]
 			assert.NotContains(t, with, "no io controller", "cgroup: got %q, want the io controller in the agents' leaf", with)
+			assert.Contains(t, with, "io controller, no I/O setting", "cgroup: got %q, want no I/O knob set", with)
 		})
 	}
 }
