@@ -15,7 +15,9 @@ import (
 // "version" of its top-level JSON object, as encoding/json decodes it into
 // an int field tagged `json:"version"` (the name matched without regard to
 // case, the last such member counting); a file without one (or whose top
-// level is not an object) is at version 0.
+// level is not an object) is at version 0. A file any of whose members of
+// that name, in any case, holds a version above the newest step's is a
+// newer release's, and is never replaced (see [VersionError]).
 type Migration struct {
 	// Version is the version Migrate produces; the steps of a path are
 	// given in increasing order of Version, starting at 1 or above.
@@ -112,13 +114,14 @@ func (s *slot[T]) migrate(q *queue, ms []Migration) error {
 	if !json.Valid(data) || !isObject(data) {
 		return nil // corrupt, or JSON with no object to carry a version: Load moves it aside as usual
 	}
-	from, ok := versionOf(data)
 	newest := ms[len(ms)-1].Version
+	if err := newerFile(q.path, data, newest); err != nil {
+		return err
+	}
+	from, ok := versionOf(data)
 	switch {
 	case !ok:
 		return nil // its "version" is no integer: corrupt
-	case from > newest:
-		return &VersionError{Path: q.path, Version: from, Newest: newest}
 	case from == newest:
 		removeBackups(q.path, ms)
 		return nil
@@ -191,16 +194,24 @@ func (s *slot[T]) versioned() bool { return len(s.options().Migrations) > 0 }
 func newestOf(ms []Migration) int { return ms[len(ms)-1].Version }
 
 // checkNewer returns a *VersionError if data, the file a save or remove
-// would replace, has a version newer than the migrations know. It parses
-// only the top level's "version" member (see versionOf). It runs on q's
-// writer.
+// would replace, has a version newer than the migrations know (see
+// newerFile). It runs on q's writer.
 func (s *slot[T]) checkNewer(q *queue, data []byte) error {
 	ms := s.options().Migrations
 	if len(ms) == 0 {
 		return nil
 	}
-	if v, ok := versionOf(data); ok && v > newestOf(ms) && json.Valid(data) {
-		return &VersionError{Path: q.path, Version: v, Newest: newestOf(ms)}
+	return newerFile(q.path, data, newestOf(ms))
+}
+
+// newerFile returns a *VersionError if data is a newer release's file: a
+// whole JSON document (one cut short after its version member,
+// {"version":2, is corrupt, and its decode moves it aside) any of whose
+// version members, in any case, holds a version above newest (see
+// highestVersion).
+func newerFile(path string, data []byte, newest int) error {
+	if v, ok := highestVersion(data); ok && v > newest && json.Valid(data) {
+		return &VersionError{Path: path, Version: v, Newest: newest}
 	}
 	return nil
 }
@@ -217,18 +228,14 @@ func (s *slot[T]) view(q *queue, data []byte) ([]byte, error) {
 	if len(ms) == 0 {
 		return data, nil
 	}
-	v, ok := versionOf(data)
 	newest := newestOf(ms)
+	if err := newerFile(q.path, data, newest); err != nil {
+		return nil, err
+	}
+	v, ok := versionOf(data)
 	switch {
-	case !ok || v == newest:
-		return data, nil
-	case v > newest && json.Valid(data):
-		// Only a whole JSON document is a newer release's file: one cut
-		// short after its version member ({"version":2) is corrupt, and
-		// the decode reports it so (and moves it aside).
-		return nil, &VersionError{Path: q.path, Version: v, Newest: newest}
-	case v > newest:
-		return data, nil
+	case !ok || v >= newest:
+		return data, nil // at the newest, or no whole document: the decode reports it
 	case !isObject(data):
 		return data, nil
 	}

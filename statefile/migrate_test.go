@@ -116,6 +116,36 @@ func TestMigrateDowngradeRefused(t *testing.T) {
 	assert.NoError(t, f.Flush(context.Background()))
 }
 
+// A newer release's file is refused whichever spelling of "version" holds
+// its version: its type may read another one, so a newer integer in any of
+// them is enough, as it was when only the exact name counted.
+func TestMigrateDowngradeRefusedAnySpelling(t *testing.T) {
+	for _, newer := range []string{
+		`{"version":4,"Version":"4.1.0","titles":["a"]}`, // a newer type with a string field named "Version"
+		`{"version":4,"Version":1,"titles":["a"]}`,
+		`{"Version":4,"titles":["a"]}`,
+		`{"version":4,"version":1,"titles":["a"]}`,
+	} {
+		t.Run(newer, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "layout.json")
+			require.NoError(t, os.WriteFile(path, []byte(newer), 0o600))
+			var ran []int
+			s := NewStore(Options{})
+			t.Cleanup(func() { s.Close(context.Background()) })
+			f, err := OpenWith(s, path, FileOptions[layoutV3]{Migrations: layoutSteps(&ran)})
+			require.NoError(t, err)
+			_, err = f.Load(context.Background())
+			var ve *VersionError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, 4, ve.Version)
+			require.NoError(t, f.Save(layoutV3{Version: 3}))
+			assert.ErrorIs(t, f.Flush(context.Background()), ErrNewerVersion, "Flush of a save over a newer file")
+			assert.Equal(t, newer, readFileT(t, path), "the newer file must be untouched")
+			assert.Empty(t, ran)
+		})
+	}
+}
+
 // A failing step writes nothing and keeps failing the path's ops, so no
 // save replaces the file it could not migrate.
 func TestMigrateStepFails(t *testing.T) {

@@ -7,64 +7,83 @@ import (
 
 // versionOf returns the version of data's top-level JSON object as
 // encoding/json decodes it into an int field tagged `json:"version"`, the
-// way the app's own type reads it: a member whose name equals "version"
-// under Unicode case folding (bytes.EqualFold, which encoding/json uses to
-// match names), the last such member winning, null leaving the value as it
-// was, and 0 without one. It returns false when data is not an object or
-// such a member is not an integer, or the version is negative. It walks
-// the top level once without decoding the values it skips, so the check
-// before every save allocates nothing however large the file; json.Unmarshal
-// would decode all of it. It does not validate the rest: callers that need
-// a whole document check json.Valid too. It is the package's one reader of
-// a file's version.
+// way an app's type that has no other field of that name reads it: a
+// member whose name equals "version" under Unicode case folding
+// (bytes.EqualFold, which encoding/json uses to match names), the last
+// such member winning, null leaving the value as it was, and 0 without
+// one. It returns false when data is not an object or such a member is
+// not an integer, or the version is negative. It walks the top level once
+// without decoding the values it skips; json.Unmarshal would decode all of
+// it. It does not validate the rest: callers that need a whole document
+// check json.Valid too.
 func versionOf(data []byte) (int, bool) {
-	sc := scanner{b: data}
-	if sc.next() != '{' {
+	v, ok := 0, true
+	if !eachVersionMember(data, func(val []byte) {
+		if ok {
+			v, ok = versionValue(val, v)
+		}
+	}) || !ok || v < 0 {
 		return 0, false
 	}
+	return v, true
+}
+
+// highestVersion returns the highest non-negative integer held by any
+// member of data's top-level object whose name matches "version" as
+// versionOf's do, and false if none holds one. A type may give another
+// field the name "Version", which encoding/json then matches before the
+// folded one, so the guard against replacing a newer release's file counts
+// every spelling, whatever the app's type reads.
+func highestVersion(data []byte) (int, bool) {
+	hi, found := 0, false
+	eachVersionMember(data, func(val []byte) {
+		if v, ok := versionValue(val, -1); ok && v >= 0 && (!found || v > hi) {
+			hi, found = v, true
+		}
+	})
+	return hi, found
+}
+
+// eachVersionMember calls fn, in order, with the raw value of each member
+// of data's top-level JSON object whose name matches "version", and
+// returns false if data is not an object. With versionOf and
+// highestVersion it is the package's one reader of a file's version.
+func eachVersionMember(data []byte, fn func(val []byte)) bool {
+	sc := scanner{b: data}
+	if sc.next() != '{' {
+		return false
+	}
 	sc.i++
-	v := 0
 	for {
 		switch sc.next() {
 		case '}':
-			return ended(v)
+			return true
 		case '"':
 		default:
-			return 0, false
+			return false
 		}
 		key, esc, ok := sc.str()
 		if !ok || sc.next() != ':' {
-			return 0, false
+			return false
 		}
 		sc.i++
 		sc.next()
 		start := sc.i
 		if !sc.skip() {
-			return 0, false
+			return false
 		}
 		if isVersionName(key, esc) {
-			if v, ok = versionValue(data[start:sc.i], v); !ok {
-				return 0, false
-			}
+			fn(data[start:sc.i])
 		}
 		switch sc.next() {
 		case ',':
 			sc.i++
 		case '}':
-			return ended(v)
+			return true
 		default:
-			return 0, false
+			return false
 		}
 	}
-}
-
-// ended returns the version found at the object's end: an int field takes
-// a negative number, but no file has a negative version.
-func ended(v int) (int, bool) {
-	if v < 0 {
-		return 0, false
-	}
-	return v, true
 }
 
 // isVersionName reports whether a member's raw name matches "version" as

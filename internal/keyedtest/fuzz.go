@@ -1,6 +1,8 @@
 package keyedtest
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -41,4 +43,35 @@ func RemoveAll(t *testing.T, path string) {
 			}
 		}
 	}
+}
+
+// NewerThan reports whether data is a newer release's file for a format at
+// version newest, as statefile's Migration documents it: a valid JSON
+// object any of whose top-level members named "version", in any case,
+// holds an integer above newest. It reads the members with encoding/json's
+// own tokenizer, so a fuzz target checks statefile against it.
+func NewerThan(data []byte, newest int) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return false
+	}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return false
+		}
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return false
+		}
+		var n int
+		name, _ := tok.(string)
+		if strings.EqualFold(name, "version") && json.Unmarshal(v, &n) == nil && string(v) != "null" && n > newest {
+			return true
+		}
+	}
+	return false
 }
