@@ -184,6 +184,9 @@ func TestProgramBurstAndPaste(t *testing.T) {
 	dir := t.TempDir()
 	a, err := openApp(testConfig(dir, false), nil)
 	require.NoError(t, err)
+	// Read the bindings before the program runs: its Update writes the
+	// text area, KeyMap included, on the program's goroutine.
+	burst := "please " + strings.Join(boundNames(t, a.model.chat("general")), " then ") + " now"
 	var out lockedBuffer
 	keys, typing := io.Pipe()
 	defer typing.Close() // ends bubbletea's input reader
@@ -195,7 +198,6 @@ func TestProgramBurstAndPaste(t *testing.T) {
 	}()
 	p.Send(tea.WindowSizeMsg{Width: 100, Height: 30})
 
-	burst := "please " + strings.Join(boundNames(t, a.model.chat("general")), " then ") + " now"
 	paste := "\x1b[200~pasted enter\rand tab\x1b[201~"
 	wrote := make(chan error, 1)
 	go func() { // ends when all is read, or when the deferred Close ends the pipe
