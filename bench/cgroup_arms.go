@@ -63,6 +63,12 @@ func parseCgroupArm(name string) (a arm, ok bool, err error) {
 	return arm{name: "cgroup+" + knob + ":" + strconv.Itoa(n), kind: armCgroup, io: ioSetup{knob: knob, value: n}}, true, nil
 }
 
+// setsKnob reports whether the arm sets an I/O knob: the arms that need
+// the io controller and a disk.
+func (a arm) setsKnob() bool {
+	return a.kind == armCgroup && a.io.knob != "" && a.io.knob != ioOff
+}
+
 // validateCgroup checks that the cgroup arms have a cgroup to work in.
 func (c *config) validateCgroup() error {
 	for _, a := range c.arms {

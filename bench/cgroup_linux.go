@@ -37,15 +37,26 @@ type benchCgroup struct {
 // a path on the disk the load will use. It fails at once where an arm of
 // arms could not run.
 func newBenchCgroup(dir, scratch string, arms []arm) (*benchCgroup, error) {
-	dev, err := diskDev(scratch)
-	if err != nil {
-		return nil, fmt.Errorf("-cgroup: the disk of %s: %w", scratch, err)
-	}
-	c := &benchCgroup{dir: dir, app: filepath.Join(dir, "offmain-bench"), dev: dev, root: cgroup2Root()}
+	c := &benchCgroup{dir: dir, app: filepath.Join(dir, "offmain-bench"), root: cgroup2Root()}
 	c.leaf = filepath.Join(c.app, "app")
+	have := controllers(filepath.Join(dir, "cgroup.controllers"))
 	for _, a := range arms {
+		if !a.setsKnob() {
+			continue
+		}
+		if !slices.Contains(have, "io") {
+			return nil, fmt.Errorf("%w: -arms: %s needs the io controller in %s, which has %q (see bench/README.md on delegating io)", errUsage, a.name, dir, strings.Join(have, " "))
+		}
 		if a.io.knob == "io.weight" && unix.Access(filepath.Join(c.root, "io.cost.qos"), unix.W_OK) != nil {
 			return nil, fmt.Errorf("%w: -arms: %s turns io.cost on for the disk, in %s/io.cost.qos, which only root may write", errUsage, a.name, c.root)
+		}
+		if c.dev == "" {
+			// The knobs take a disk; the other arms run on any filesystem.
+			dev, err := diskDev(scratch)
+			if err != nil {
+				return nil, fmt.Errorf("-cgroup: %s: the disk of %s: %w", a.name, scratch, err)
+			}
+			c.dev = dev
 		}
 	}
 	if err := os.Mkdir(c.app, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
@@ -56,14 +67,20 @@ func newBenchCgroup(dir, scratch string, arms []arm) (*benchCgroup, error) {
 	if err := qos.JoinLeaf(c.app, "app"); err != nil {
 		return nil, fmt.Errorf("-cgroup: %w", err)
 	}
-	have := controllers(filepath.Join(dir, "cgroup.controllers"))
 	if !slices.Contains(have, "cpu") {
 		return nil, fmt.Errorf("-cgroup: %s has no cpu controller (cgroup.controllers: %q)", dir, strings.Join(have, " "))
 	}
-	for _, ctl := range []string{"cpu", "memory", "io"} {
+	for _, ctl := range []string{"cpu", "memory"} {
 		if err := c.enable(dir, ctl, have); err != nil {
 			return nil, err
 		}
+	}
+	// Memory reaches the agents' leaves in every arm, as a delegation
+	// gives it: with io, writeback is charged to the cgroup that dirtied a
+	// page only where both are enabled (cgroup-v2.rst, "Writeback"). The
+	// io controller is set per arm (prepare).
+	if err := c.enable(c.app, "memory", controllers(filepath.Join(c.app, "cgroup.controllers"))); err != nil {
+		return nil, err
 	}
 	// The Group says once that, without qos.Main in the bench, it does not
 	// hold what a worker leaves behind: the bench kills its workers by
@@ -89,15 +106,17 @@ func (c *benchCgroup) start(cmd *exec.Cmd, a arm) error {
 	return c.group.Start(cmd, qos.Agent, qos.ModeUtility)
 }
 
-// prepare runs before every arm's workers start: every I/O setting back to
-// the kernel's default, then the io controller offered to offmain-bench or,
-// for cgroup-noio, withdrawn from it.
+// prepare runs before every arm's window, idle's too: every I/O setting
+// back to the kernel's default, then the io controller handed down to the
+// agents' leaves, as a delegation that includes io gives it, or, for
+// cgroup-noio, withdrawn from offmain-bench and its children. So each arm
+// starts from the same controllers whatever ran before it.
 func (c *benchCgroup) prepare(a arm) error {
 	if err := c.reset(); err != nil {
 		return err
 	}
 	if a.kind == armCgroup && a.io.knob == ioOff {
-		for _, d := range []string{c.app, c.dir} {
+		for _, d := range []string{c.app, c.dir} { // children first: a parent keeps io while a child uses it
 			if slices.Contains(controllers(filepath.Join(d, "cgroup.subtree_control")), "io") {
 				if err := writeCgroup(filepath.Join(d, "cgroup.subtree_control"), "-io"); err != nil {
 					return fmt.Errorf("withdrawing the io controller from the children of %s: %w", d, err)
@@ -106,18 +125,12 @@ func (c *benchCgroup) prepare(a arm) error {
 		}
 		return nil
 	}
-	if err := c.enable(c.dir, "io", controllers(filepath.Join(c.dir, "cgroup.controllers"))); err != nil || a.kind != armCgroup {
-		return err
-	}
-	// The agents' leaves get the io controller as a delegation with io
-	// gives it, whether an exploration arm then sets a knob or not. A knob
-	// goes on once qos has made the leaf, but the controllers must reach
-	// the leaf before the workers dirty a page:
-	// an inode's writeback is charged to the cgroup that first dirtied it
-	// (cgroup-v2.rst, "Writeback"), which the memory controller decides.
-	have := controllers(filepath.Join(c.app, "cgroup.controllers"))
-	for _, ctl := range []string{"memory", "io"} {
-		if err := c.enable(c.app, ctl, have); err != nil {
+	// A knob goes on once qos has made the leaf (afterStart), but the
+	// controller must reach the leaf before the workers dirty a page: an
+	// inode's writeback is charged to the cgroup that first dirtied it
+	// (cgroup-v2.rst, "Writeback").
+	for _, d := range []string{c.dir, c.app} {
+		if err := c.enable(d, "io", controllers(filepath.Join(d, "cgroup.controllers"))); err != nil {
 			return err
 		}
 	}
@@ -127,7 +140,7 @@ func (c *benchCgroup) prepare(a arm) error {
 // afterStart sets an exploration arm's knob once its workers run (and qos
 // has made their leaf), after putting every I/O knob back to its default.
 func (c *benchCgroup) afterStart(a arm, worker int) error {
-	if a.kind != armCgroup || a.io.knob == "" || a.io.knob == ioOff {
+	if !a.setsKnob() {
 		return nil
 	}
 	leaf, err := c.leafOf(worker)
@@ -144,10 +157,12 @@ func (c *benchCgroup) afterStart(a arm, worker int) error {
 	case "io.latency":
 		return writeCgroup(filepath.Join(c.leaf, "io.latency"), fmt.Sprintf("%s target=%d", c.dev, v*1000))
 	}
-	if err := writeCgroup(filepath.Join(c.root, "io.cost.qos"), c.dev+" enable=1"); err != nil {
-		return fmt.Errorf("%s: turning io.cost on for %s (root only): %w", a.name, c.dev, err)
+	if !costEnabled(filepath.Join(c.root, "io.cost.qos"), c.dev) {
+		if err := writeCgroup(filepath.Join(c.root, "io.cost.qos"), c.dev+" enable=1"); err != nil {
+			return fmt.Errorf("%s: turning io.cost on for %s (root only): %w", a.name, c.dev, err)
+		}
+		c.costOn = true // off again at the next reset; one an admin turned on stays on
 	}
-	c.costOn = true
 	return writeCgroup(filepath.Join(leaf, "io.weight"), "default "+strconv.Itoa(v))
 }
 
@@ -157,6 +172,9 @@ func (c *benchCgroup) afterStart(a arm, worker int) error {
 // weight; block/blk-iolatency.c reads target=max as no target), and
 // io.cost off again if this run turned it on.
 func (c *benchCgroup) reset() error {
+	if c.dev == "" {
+		return nil // no arm sets a knob
+	}
 	leaves, _ := filepath.Glob(filepath.Join(c.app, "*", "cgroup.procs"))
 	var errs []error
 	for _, l := range leaves {
@@ -202,17 +220,31 @@ func (c *benchCgroup) check(a arm, worker int) (string, error) {
 		return "", fmt.Errorf("arm %s: worker %d runs in the bench's own cgroup %s", a.name, worker, leaf)
 	}
 	knobs := ioKnobs(leaf)
-	if l := ioKnobs(c.leaf); l != "" {
-		knobs = strings.TrimSpace(knobs + "; the bench's " + l)
-	}
 	if knobs == "" {
 		knobs = "no I/O setting"
+	}
+	if l := ioKnobs(c.leaf); l != "" {
+		knobs += "; the bench's " + l
 	}
 	io := "io controller"
 	if !slices.Contains(controllers(filepath.Join(leaf, "cgroup.controllers")), "io") {
 		io = "no io controller"
 	}
 	return fmt.Sprintf("cgroup %s, %s, %s", strings.TrimPrefix(leaf, c.dir+"/"), io, knobs), nil
+}
+
+// costEnabled reports whether io.cost is on for disk dev in the root's
+// io.cost.qos, whose lines read "MAJ:MIN enable=1 ctrl=auto ..."
+// (cgroup-v2.rst, "IO Interface Files").
+func costEnabled(qosFile, dev string) bool {
+	b, _ := os.ReadFile(qosFile)
+	for l := range strings.Lines(string(b)) {
+		f := strings.Fields(l)
+		if len(f) > 1 && f[0] == dev && slices.Contains(f[1:], "enable=1") {
+			return true
+		}
+	}
+	return false
 }
 
 // ioKnobs reads the I/O knobs of cgroup dir that differ from the kernel's

@@ -52,7 +52,8 @@ func TestCgroupArms(t *testing.T) {
 	if disk == "" {
 		disk = os.TempDir()
 	}
-	if _, err := diskDev(disk); err != nil {
+	dev, err := diskDev(disk)
+	if err != nil {
 		t.Skipf("the scratch folder needs a block device for the io controller's knobs: %v", err)
 	}
 	for _, who := range []struct {
@@ -69,7 +70,7 @@ func TestCgroupArms(t *testing.T) {
 			// 3 s windows: under TCG on a loaded host, a 1 s window once
 			// gave a probe of the arm no sample, which fails the run.
 			rep := runInCgroup(t, dir, who.uid, "-quick", "-quiet", "-duration", "3s", "-spinners", "2",
-				"-arms", "idle,cgroup-noio,cgroup", "-cgroup", dir, "-dir", scratch, "-json", out)
+				"-arms", "idle,cgroup-noio,cgroup,cgroup+io.max:50", "-cgroup", dir, "-dir", scratch, "-json", out)
 			for _, a := range []string{"cgroup-noio", "cgroup"} {
 				note := rep.Env.Applied[a]
 				assert.Contains(t, note, "cgroup offmain-bench/offmain-nice", "arm %s: got %q, want its workers in qos's leaf", a, note)
@@ -81,6 +82,8 @@ func TestCgroupArms(t *testing.T) {
 			with := rep.Env.Applied["cgroup"]
 			assert.NotContains(t, with, "no io controller", "cgroup: got %q, want the io controller in the agents' leaf", with)
 			assert.Contains(t, with, "io controller, no I/O setting", "cgroup: got %q, want no I/O knob set", with)
+			capped := rep.Env.Applied["cgroup+io.max:50"]
+			assert.Contains(t, capped, "io.max "+dev+" rbps=50000000 wbps=50000000", "cgroup+io.max:50: got %q", capped)
 		})
 	}
 }
@@ -121,7 +124,7 @@ func runInCgroup(t *testing.T, dir string, uid uint32, args ...string) splitRepo
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	require.NoError(t, err)
 	defer unix.Close(fd)
-	cmd := exec.Command(testExe(t), "-test.run=^TestCgroupArms$")
+	cmd := exec.Command(exeFor(t, uid), "-test.run=^TestCgroupArms$")
 	cmd.Env = append(os.Environ(), cgroupHelperEnv+"="+strings.Join(args, "\n"))
 	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 	if uid != 0 {
@@ -135,4 +138,23 @@ func runInCgroup(t *testing.T, dir string, uid uint32, args ...string) splitRepo
 	require.NoError(t, err)
 	require.NoError(t, json.Unmarshal(b, &rep))
 	return rep
+}
+
+// exeFor returns the test binary for uid to run: go test builds it in a
+// directory only its owner may enter, so another user gets a copy in a
+// directory it can reach.
+func exeFor(t *testing.T, uid uint32) string {
+	t.Helper()
+	if uid == uint32(os.Geteuid()) {
+		return testExe(t)
+	}
+	dir := t.TempDir()
+	for d := dir; d != os.TempDir() && d != "/"; d = filepath.Dir(d) {
+		require.NoError(t, os.Chmod(d, 0o755))
+	}
+	b, err := os.ReadFile(testExe(t))
+	require.NoError(t, err)
+	bin := filepath.Join(dir, "bench.test")
+	require.NoError(t, os.WriteFile(bin, b, 0o755))
+	return bin
 }

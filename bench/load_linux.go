@@ -14,15 +14,17 @@ import (
 // beside busy loops can wait for seconds: sched(7), SCHED_IDLE runs only
 // when nothing else can).
 func (b *bench) startLoad(ctx context.Context, a arm) error {
-	if !a.hasLoad() {
-		return nil
-	}
-	c := b.cfg
 	if b.pool.cg != nil {
+		// Every arm, idle too: an exploration arm's knob must not carry
+		// into the next window, whatever the round's order.
 		if err := b.pool.cg.prepare(a); err != nil {
 			return err
 		}
 	}
+	if !a.hasLoad() {
+		return nil
+	}
+	c := b.cfg
 	for i := range c.writers {
 		if err := b.pool.start(ctx, a, "write", b.fs.writerPath(i)); err != nil {
 			return err
