@@ -154,10 +154,20 @@ func TestRetryKeepsFailedFnError(t *testing.T) {
 		r := newRetryRig(t)
 		path := osPath("/state/f.json")
 		f, _ := Open[int](r.s, path)
-		r.setFail(errFull)
+		// The two Updates must reach the writer as one batch: it is held in
+		// the commit of a save before them while they are queued, or it
+		// could take the first alone.
+		held := make(chan struct{})
+		r.d.holds = map[string]chan struct{}{path: held}
+		require.NoError(t, f.Save(0))
+		synctest.Wait() // the writer waits in the save's commit
 		errRejected := errors.New("value rejected")
 		require.NoError(t, f.Update(func(v int) (int, error) { return v + 1, nil }))
 		require.NoError(t, f.Update(func(int) (int, error) { return 0, errRejected }))
+		held <- struct{}{} // the save lands,
+		synctest.Wait()    // and the batch's commit waits on held again
+		r.setFail(errFull)
+		close(held)
 		err := f.Flush(context.Background())
 		assert.ErrorIs(t, err, errRejected, "Flush on the full disk")
 		assert.ErrorIs(t, err, errFull, "Flush on the full disk")
@@ -399,8 +409,10 @@ func TestNoRetryOnceLockReleaseDecided(t *testing.T) {
 	require.ErrorIs(t, f.Flush(context.Background()), errFull)
 	var once sync.Once
 	var flushErr error
+	hookDone := make(chan struct{})
 	s.hooks.lockReleased = func() {
 		once.Do(func() {
+			defer close(hookDone)
 			mu.Lock()
 			fail, decided = false, true // the disk has room again
 			mu.Unlock()
@@ -410,6 +422,13 @@ func TestNoRetryOnceLockReleaseDecided(t *testing.T) {
 		})
 	}
 	assert.ErrorIs(t, s.Close(context.Background()), errFull)
+	// The hook runs on the writer, which may still be in it when Close
+	// returns: Close waits for the release's decision, not for the hook.
+	select {
+	case <-hookDone:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the lock's release was never decided")
+	}
 	mu.Lock()
 	defer mu.Unlock()
 	require.True(t, decided, "the release was decided")
