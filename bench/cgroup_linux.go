@@ -3,7 +3,6 @@
 package main
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -14,8 +13,10 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/offmain/offmain/qos"
 	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/internal/mountinfo"
+	"github.com/offmain/offmain/qos"
 )
 
 // benchCgroup is the cgroup delegated to the bench (-cgroup DIR) and what
@@ -315,21 +316,11 @@ func cgroupPath(pid string) (string, error) {
 	return "", fmt.Errorf("no cgroup v2 line in /proc/%s/cgroup", pid)
 }
 
-// cgroup2Root is where the cgroup v2 hierarchy is mounted, from
-// /proc/self/mountinfo (proc_pid_mountinfo(5): the mount point is field 5,
-// the filesystem type follows " - "); /sys/fs/cgroup if none is found.
+// cgroup2Root is where the cgroup v2 hierarchy is mounted; /sys/fs/cgroup
+// if it is not found.
 func cgroup2Root() string {
-	f, err := os.Open("/proc/self/mountinfo")
-	if err != nil {
-		return "/sys/fs/cgroup"
-	}
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		pre, post, ok := strings.Cut(s.Text(), " - ")
-		if ok && strings.HasPrefix(post, "cgroup2 ") {
-			return strings.Fields(pre)[4]
-		}
+	if dir := mountinfo.Cgroup2(); dir != "" {
+		return dir
 	}
 	return "/sys/fs/cgroup"
 }

@@ -3,7 +3,6 @@
 package qos
 
 import (
-	"bufio"
 	"errors"
 	"fmt"
 	"os"
@@ -18,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/internal/mountinfo"
 )
 
 // testCgroup makes a cgroup for the test under the cgroup v2 hierarchy,
@@ -32,7 +33,7 @@ func testCgroup(t *testing.T, cpu bool) (root, dir string, hasCPU bool) {
 	if os.Geteuid() != 0 {
 		t.Skip("making a cgroup outside a delegated subtree needs root; CI's root pass and its VM run this")
 	}
-	root = cgroup2Mount(t)
+	root = mountinfo.Cgroup2()
 	if root == "" {
 		root = t.TempDir()
 		err := unix.Mount("cgroup2", root, "cgroup2", 0, "")
@@ -82,23 +83,6 @@ func enableCPU(t *testing.T, dir string) {
 	}
 	require.NoError(t, writeFile(ctl, "+cpu"), "enable cpu in %s", ctl)
 	t.Cleanup(func() { assert.NoError(t, writeFile(ctl, "-cpu"), "disable cpu in %s", ctl) })
-}
-
-// cgroup2Mount returns where the cgroup v2 hierarchy is mounted, or "".
-// In /proc/self/mountinfo the mount point is field 5 and the filesystem type
-// follows the " - " separator (proc_pid_mountinfo(5)).
-func cgroup2Mount(t *testing.T) string {
-	f, err := os.Open("/proc/self/mountinfo")
-	require.NoError(t, err)
-	defer f.Close()
-	s := bufio.NewScanner(f)
-	for s.Scan() {
-		pre, post, ok := strings.Cut(s.Text(), " - ")
-		if ok && strings.HasPrefix(post, "cgroup2 ") {
-			return strings.Fields(pre)[4]
-		}
-	}
-	return ""
 }
 
 // startedIn starts a waiting shell through g, without the helpers (as in

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/internal/mountinfo"
 )
 
 // fsImmutableFL is FS_IMMUTABLE_FL from linux/fs.h, which x/sys/unix lacks.
@@ -190,43 +192,10 @@ func canonical(dir string) string {
 // Mounted reports whether dir is a mount point of this process's mount
 // namespace, according to /proc/self/mountinfo (proc(5)).
 func Mounted(dir string) (bool, error) {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	if err != nil {
 		return false, fmt.Errorf("tmpmount: %w", err)
 	}
-	dir = canonical(dir)
-	for line := range strings.Lines(string(b)) {
-		// "36 35 98:0 /mnt1 /mnt2 rw,noatime master:1 - ext3 /dev/root rw": the fifth field is the mount point.
-		if f := strings.Fields(line); len(f) > 4 && unescape(f[4]) == dir {
-			return true, nil
-		}
-	}
-	return false, nil
-}
-
-// unescape undoes the octal escapes (\040 for a space, \011, \012, \134)
-// that the kernel's seq_path puts in mountinfo paths.
-func unescape(s string) string {
-	if !strings.Contains(s, `\`) {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == '\\' && i+3 < len(s) && isOctal(s[i+1:i+4]) {
-			b.WriteByte((s[i+1]-'0')<<6 | (s[i+2]-'0')<<3 | (s[i+3] - '0'))
-			i += 3
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
-}
-
-func isOctal(s string) bool {
-	for _, c := range []byte(s) {
-		if c < '0' || c > '7' {
-			return false
-		}
-	}
-	return len(s) == 3
+	_, ok := mountinfo.Top(ms, canonical(dir))
+	return ok, nil
 }

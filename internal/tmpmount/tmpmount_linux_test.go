@@ -143,18 +143,6 @@ func testImmutable(t *testing.T, dir string) {
 	SetImmutable(t, dir, true) // left set: the cleanup must clear it
 }
 
-func TestUnescape(t *testing.T) {
-	for _, tc := range []struct{ in, want string }{
-		{`/tmp/plain`, `/tmp/plain`},
-		{`/tmp/a\040b`, `/tmp/a b`},
-		{`/tmp/tab\011nl\012bs\134`, "/tmp/tab\tnl\nbs\\"},
-		{`/tmp/short\04`, `/tmp/short\04`},
-		{`/tmp/not\089`, `/tmp/not\089`},
-	} {
-		assert.Equal(t, tc.want, unescape(tc.in), "unescape(%q)", tc.in)
-	}
-}
-
 func TestMountedWithSpace(t *testing.T) {
 	requireRoot(t)
 	dir := filepath.Join(t.TempDir(), "a b")

@@ -18,23 +18,18 @@ import (
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
 
+	"github.com/offmain/offmain/internal/mountinfo"
 	"github.com/offmain/offmain/reliability/internal/fusemount"
 )
 
-// mounted reports whether dir is a mount point of a FUSE filesystem named
-// name, as /proc/self/mountinfo lists it (proc(5): the fields after " - "
-// are the type, "fuse.<name>" here, and the source).
+// mounted reports whether the last mount at dir is a FUSE filesystem
+// named name (type "fuse.<name>" in /proc/self/mountinfo, proc(5)).
 func mounted(t *testing.T, dir, name string) bool {
 	t.Helper()
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	require.NoError(t, err)
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		if len(f) > 4 && f[4] == dir && strings.Contains(line, " - fuse."+name+" ") {
-			return true
-		}
-	}
-	return false
+	top, ok := mountinfo.Top(ms, dir)
+	return ok && top.FSType == "fuse."+name
 }
 
 // The loopback is served by another process: this one holds no /dev/fuse

@@ -9,7 +9,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/offmain/offmain/internal/mountinfo"
 	"github.com/offmain/offmain/internal/oneline"
 )
 
@@ -285,26 +285,12 @@ func (p *Process) end(unmounted bool) error {
 // is "fuse" or "fuse.<name>", proc(5)), so that a helper that died before
 // it mounted does not make end detach what was mounted there before.
 func topIsFUSE(dir string) bool {
-	b, err := os.ReadFile("/proc/self/mountinfo")
+	ms, err := mountinfo.Read()
 	if err != nil {
 		return false
 	}
-	top := false
-	for line := range strings.Lines(string(b)) {
-		f := strings.Fields(line)
-		sep := slices.Index(f, "-")
-		if len(f) > 4 && sep >= 0 && sep+1 < len(f) && unescape(f[4]) == dir {
-			top = f[sep+1] == "fuse" || strings.HasPrefix(f[sep+1], "fuse.")
-		}
-	}
-	return top
-}
-
-// unescape undoes the octal escapes (\040 for a space) that the kernel's
-// seq_path puts in mountinfo paths.
-func unescape(s string) string {
-	r := strings.NewReplacer(`\040`, " ", `\011`, "\t", `\012`, "\n", `\134`, `\`)
-	return r.Replace(s)
+	top, ok := mountinfo.Top(ms, dir)
+	return ok && (top.FSType == "fuse" || strings.HasPrefix(top.FSType, "fuse."))
 }
 
 // tail keeps the last 8 KiB written to it: the end of a helper's standard
