@@ -35,10 +35,8 @@ func (b *bench) runArm(ctx context.Context, a arm, r int) (err error) {
 			return err
 		}
 	}
-	for k, v := range series {
-		if len(v) == 0 && k != "save-statefile.durable" {
-			return fmt.Errorf("probe series %s has no samples in %v: the machine is too slow or too loaded for this -duration", k, b.cfg.duration)
-		}
+	if err := checkSamples(series, b.cfg.duration); err != nil {
+		return err
 	}
 	b.res.add(a.name, r, series)
 	for _, rep := range reports {

@@ -118,6 +118,7 @@ var metricDefs = withIdle(slices.Concat([]metricDef{
 			return sum(w), float64(len(m["save-statefile"])), ok
 		}},
 }, uiDefs("sync", uiSync), uiDefs("statefile", uiStatefile), []metricDef{
+	{probe: uiStallProbe, metric: "stop_max_ms", kind: kindMax, series: stallStops, noCmp: true},
 	perSecond("agents", "spin_Miter_per_s", "agent.spin", "agent.secs", 1.048576, false),
 	perSecond("agents", "write_MB_per_s", "agent.write", "agent.secs", 1e-6, false),
 	perSecond("agents", "read_MB_per_s", "agent.read", "agent.secs", 1e-6, false),
@@ -142,6 +143,10 @@ const (
 	// off. The probe column of those rows is "ui" + stallOn.
 	stallOn      = "+stall"
 	uiStallProbe = "ui" + stallOn
+	// stallStops is the series of how long stall's stops took, ms: each
+	// ends with a last pass over the flight recorder's trace (stall.Watch),
+	// and the frames of both loops until it returns count as stall on.
+	stallStops = "stall.stop"
 )
 
 // uiDefs are the rows of the ui loop key, which saves as mode says: each

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -43,11 +45,14 @@ type stallSwitch struct {
 	mu   sync.Mutex // protects stop, and the writes of want
 	stop func()     // the stop of the Watch in force; nil if none
 
-	rmu     sync.Mutex    // protects reports
+	rmu     sync.Mutex    // protects reports and stops
 	reports []stallReport // the window's, in the order they came
+	stops   []float64     // how long each of the window's stops took, ms
+
+	watch func(stall.Options) (func(), error) // stall.Watch; a test's fake
 }
 
-func newStallSwitch() *stallSwitch { return &stallSwitch{} }
+func newStallSwitch() *stallSwitch { return &stallSwitch{watch: stall.Watch} }
 
 // run follows plan through a window of d, each quarter in turn, and
 // leaves stall off when ctx ends.
@@ -78,8 +83,12 @@ func (s *stallSwitch) set(key string) {
 	s.stop = nil
 	s.mu.Unlock()
 	if stop != nil {
+		t0 := time.Now()
 		stop() // returns once the waits before it are reported
 		s.on.Store(false)
+		s.rmu.Lock()
+		s.stops = append(s.stops, ms(time.Since(t0)))
+		s.rmu.Unlock()
 	}
 	if key != "" {
 		s.mu.Lock()
@@ -107,7 +116,7 @@ func (s *stallSwitch) tick(key string) (on bool, err error) {
 		return s.on.Load(), nil
 	}
 	s.on.Store(true)
-	stop, err := stall.Watch(stall.Options{Budget: stallBudget, OnReport: s.keeper(key)})
+	stop, err := s.watch(stall.Options{Budget: stallBudget, OnReport: s.keeper(key)})
 	if err != nil {
 		s.on.Store(false)
 		return false, err
@@ -133,7 +142,8 @@ func (s *stallSwitch) keeper(key string) func(stall.Report) {
 
 // take returns the window's reports, and their counts as series for the
 // table: key+stallOn+".reports" and key+stallOn+".reports_file" for each
-// ui loop. The next window starts with none.
+// ui loop, and how long each stop took as stallStops. The next window
+// starts with none.
 func (s *stallSwitch) take() (map[string][]float64, []stallReport) {
 	s.rmu.Lock()
 	defer s.rmu.Unlock()
@@ -148,9 +158,29 @@ func (s *stallSwitch) take() (map[string][]float64, []stallReport) {
 		}
 		out[key+stallOn+".reports"], out[key+stallOn+".reports_file"] = []float64{n}, []float64{file}
 	}
+	out[stallStops] = s.stops
 	reps := s.reports
-	s.reports = nil
+	s.reports, s.stops = nil, nil
 	return out, reps
+}
+
+// checkSamples fails the window of d in which a probe took no sample: the
+// machine was too slow or too loaded for -duration. A ui loop's frames
+// with stall off are the exception when a stop of stall took longer than
+// a quarter of the window: its frames counted as stall on, and it ran into
+// the off quarters that follow it in the plan (on-off-off-on in every
+// second round). Their figures then pool the other windows' frames.
+func checkSamples(series map[string][]float64, d time.Duration) error {
+	overran := slices.ContainsFunc(series[stallStops], func(v float64) bool { return v > ms(d/4) })
+	for _, k := range slices.Sorted(maps.Keys(series)) {
+		switch {
+		case len(series[k]) > 0, k == "save-statefile.durable", k == stallStops:
+		case overran && (k == uiSync || k == uiSync+".late" || k == uiStatefile || k == uiStatefile+".late"):
+		default:
+			return fmt.Errorf("probe series %s has no samples in %v: the machine is too slow or too loaded for this -duration", k, d)
+		}
+	}
+	return nil
 }
 
 func b2f(b bool) float64 {

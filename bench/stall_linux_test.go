@@ -7,8 +7,10 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
+	"github.com/offmain/offmain/stall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
@@ -111,4 +113,51 @@ func TestNamesFile(t *testing.T) {
 	for _, tt := range tests {
 		assert.Equal(t, tt.want, namesFile(tt.path, "ui sync.json"), "namesFile(%q)", tt.path)
 	}
+}
+
+// TestSlowStallStop: a stop of stall that takes more than a quarter of
+// the window, as a last pass over the trace did under QEMU's TCG, counts
+// its time as stall on and is recorded, and the window it emptied of
+// frames with stall off still counts; a window without such a stop fails
+// on any empty series.
+func TestSlowStallStop(t *testing.T) {
+	const d = 8 * time.Second
+	const slow = 5432 * time.Millisecond // from the first quarter's end into the last
+	synctest.Test(t, func(t *testing.T) {
+		sw := newStallSwitch()
+		sw.watch = func(stall.Options) (func(), error) {
+			return func() { time.Sleep(slow) }, nil
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), d)
+		defer cancel()
+		go sw.run(ctx, d, stallPlan(1)) // on-off-off-on
+		synctest.Wait()
+		var off, on int // ui-statefile's frames, as uiProbe counts them
+		for ctx.Err() == nil {
+			_, err := sw.tick(uiSync)
+			require.NoError(t, err)
+			watched, err := sw.tick(uiStatefile)
+			require.NoError(t, err)
+			if watched || sw.on.Load() {
+				on++
+			} else {
+				off++
+			}
+			time.Sleep(frameRate)
+		}
+		time.Sleep(slow) // the last stop
+		synctest.Wait()
+		series, _ := sw.take()
+		assert.Zero(t, off, "frames with stall off: the stop after the first quarter ran through the off half")
+		assert.NotZero(t, on)
+		assert.Equal(t, []float64{ms(slow), ms(slow)}, series[stallStops], "the stop after the first quarter, and the one at the end")
+
+		series[uiStatefile], series[uiStatefile+".late"] = nil, nil
+		series["burst"] = []float64{1}
+		assert.NoError(t, checkSamples(series, d), "ui-statefile's off half, emptied by the stop")
+		series[stallStops] = []float64{ms(d / 8)}
+		assert.ErrorContains(t, checkSamples(series, d), "probe series ui-statefile has no samples", "no stop overran")
+		series[stallStops], series["burst"] = []float64{ms(d)}, nil
+		assert.ErrorContains(t, checkSamples(series, d), "probe series burst has no samples", "a probe other than a ui loop's off half")
+	})
 }

@@ -94,10 +94,10 @@
 // cgroup v2 io controller acts on any scheduler, but a normal user may use
 // it only where it is delegated, and systemd delegates pids, memory and cpu
 // to a user's manager (units/user@.service.in), not io. qos sets no io
-// controller: io.max on the agents closed most of the gap on one disk, but
-// a filesystem journal's commit then waits while io.max holds the agents'
-// I/O, the app's own writes wait on the commit, and in a VM the app's UI
-// loop stopped for seconds (bench/README.md, "An I/O lever").
+// controller: io.max on the agents closed most of the gap on one disk but
+// held them to a fraction of their disk throughput at all times, and in a
+// VM it lowered the app's disk waits but made its frames later
+// (bench/README.md, "An I/O lever").
 //
 // # Platforms
 //
