@@ -38,11 +38,11 @@
 //     a failure goes to the Group's OnError and shows in [Inspect].
 //   - In an app whose main calls [Main] first, on Linux, a Group's command
 //     and its whole tree (background jobs, children in process groups or
-//     sessions of their own, double-forked daemons) end within a second of
-//     the app, however the app ends (exit, panic, crash in C code,
-//     SIGKILL), and at [Group.Stop]: SIGTERM to everything, SIGKILL after
-//     [Group.KillAfter] to what is left, with an error wrapping [ErrKilled]
-//     that names what was killed. On Windows a job object does the same.
+//     sessions of their own, double-forked daemons) are killed within a
+//     second of the app, however the app ends (exit, panic, crash in C
+//     code, SIGKILL), and end at [Group.Stop]: SIGTERM to everything,
+//     SIGKILL after [Group.KillAfter] to what is left, with an error
+//     wrapping [ErrKilled] that names what was killed. On Windows a job object does the same.
 //     On macOS and other Unix systems Stop reaches each command's process
 //     group only, and nothing ends the agents of an app that dies.
 //   - cmd.Wait of a Group's command returns when the command exits, with its

@@ -169,7 +169,7 @@ func TestHeldKillEndsTree(t *testing.T) {
 			}
 			err = agent.Wait()
 			assert.Error(t, err, "killed")
-			requireGone(t, fds, pids.all(), killed.Add(time.Second), "a second after cmd.Process was killed ("+how+")")
+			requireKilled(t, fds, pids.all(), killed.Add(time.Second), "a second after cmd.Process was killed ("+how+")")
 		})
 	}
 }
@@ -374,7 +374,7 @@ func TestHeldPdeathsig(t *testing.T) {
 	require.NoError(t, app.Process.Kill())
 	_ = app.Wait()
 	killed := time.Now()
-	requireGone(t, fds, []int{polite, deaf}, killed.Add(300*time.Millisecond+time.Second), "KillAfter and a second after the app died")
+	requireKilled(t, fds, []int{polite, deaf}, killed.Add(300*time.Millisecond+time.Second), "KillAfter and a second after the app died")
 	b, err := os.ReadFile(filepath.Join(dir, "usr1"))
 	require.NoError(t, err, "the command's own parent-death signal, SIGUSR1, reached it")
 	assert.Equal(t, "usr1\n", string(b))
