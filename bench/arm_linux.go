@@ -26,7 +26,8 @@ func (b *bench) runArm(ctx context.Context, a arm, r int) (err error) {
 	}
 	var s1 snapshot
 	var snapErr error
-	series, reports, err := b.app.run(ctx, b.cfg.duration, stallPlan(r), func() { s1, snapErr = b.snap() })
+	plan := stallPlan(r)
+	series, reports, err := b.app.run(ctx, b.cfg.duration, plan, func() { s1, snapErr = b.snap() })
 	if err != nil || snapErr != nil {
 		return errors.Join(err, snapErr)
 	}
@@ -35,7 +36,7 @@ func (b *bench) runArm(ctx context.Context, a arm, r int) (err error) {
 			return err
 		}
 	}
-	if err := checkSamples(series, b.cfg.duration); err != nil {
+	if err := checkSamples(series, b.cfg.duration, plan); err != nil {
 		return err
 	}
 	b.res.add(a.name, r, series)

@@ -146,7 +146,8 @@ const (
 	// stallStops is the series of how long stall's stops took, ms: each
 	// ends with a last pass over the flight recorder's trace (stall.Watch),
 	// and the frames of both loops until it returns count as stall on.
-	stallStops = "stall.stop"
+	stallStops   = "stall.stop"
+	stallStopsAt = "stall.stop_at" // when each stop began, ms from the window's start
 )
 
 // uiDefs are the rows of the ui loop key, which saves as mode says: each

@@ -115,11 +115,11 @@ func TestNamesFile(t *testing.T) {
 	}
 }
 
-// TestSlowStallStop: a stop of stall that takes more than a quarter of
-// the window, as a last pass over the trace did under QEMU's TCG, counts
-// its time as stall on and is recorded, and the window it emptied of
-// frames with stall off still counts; a window without such a stop fails
-// on any empty series.
+// TestSlowStallStop: a stop of stall that outlasts the off half of an
+// on-off-off-on window, as a last pass over the trace did under QEMU's
+// TCG, counts its time as stall on and is recorded with when it began, and
+// the window it emptied of frames with stall off still counts. A window
+// whose off quarters no stop covered fails on any empty series.
 func TestSlowStallStop(t *testing.T) {
 	const d = 8 * time.Second
 	const slow = 5432 * time.Millisecond // from the first quarter's end into the last
@@ -151,13 +151,18 @@ func TestSlowStallStop(t *testing.T) {
 		assert.Zero(t, off, "frames with stall off: the stop after the first quarter ran through the off half")
 		assert.NotZero(t, on)
 		assert.Equal(t, []float64{ms(slow), ms(slow)}, series[stallStops], "the stop after the first quarter, and the one at the end")
+		assert.Equal(t, []float64{ms(d / 4), ms(d)}, series[stallStopsAt])
 
 		series[uiStatefile], series[uiStatefile+".late"] = nil, nil
+		series[uiSync], series[uiSync+".late"] = nil, nil
 		series["burst"] = []float64{1}
-		assert.NoError(t, checkSamples(series, d), "ui-statefile's off half, emptied by the stop")
-		series[stallStops] = []float64{ms(d / 8)}
-		assert.ErrorContains(t, checkSamples(series, d), "probe series ui-statefile has no samples", "no stop overran")
-		series[stallStops], series["burst"] = []float64{ms(d)}, nil
-		assert.ErrorContains(t, checkSamples(series, d), "probe series burst has no samples", "a probe other than a ui loop's off half")
+		assert.NoError(t, checkSamples(series, d, stallPlan(1)), "the ui loops' off half, emptied by the stop")
+		assert.ErrorContains(t, checkSamples(series, d, stallPlan(0)), "has no samples",
+			"off-on-on-off: the first quarter, before any Watch, has frames with stall off unless the loop stalled")
+		series[stallStops] = []float64{ms(d/2) - 1, ms(slow)}
+		assert.ErrorContains(t, checkSamples(series, d, stallPlan(1)), "has no samples",
+			"a stop that ended before the off half did: its last frames were stall off")
+		series[stallStops], series["burst"] = []float64{ms(slow), ms(slow)}, nil
+		assert.ErrorContains(t, checkSamples(series, d, stallPlan(1)), "probe series burst has no samples", "a probe other than a ui loop's off half")
 	})
 }

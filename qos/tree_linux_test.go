@@ -5,6 +5,7 @@ package qos
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -70,13 +71,16 @@ func requireKilled(t *testing.T, fds, pids []int, deadline time.Time, what strin
 // killedExit is how long a process with SIGKILL pending may take to exit.
 const killedExit = 10 * time.Second
 
-// sigkillPending reports whether pid has SIGKILL pending, or is gone:
-// proc_pid_status(5)'s SigPnd (the thread's) and ShdPnd (the process's)
-// are hex masks in which signal n is bit n-1.
+// sigkillPending reports whether pid has SIGKILL pending, or has been
+// reaped. proc_pid_status(5)'s SigPnd (the thread's) and ShdPnd (the
+// process's) are hex masks in which signal n is bit n-1. The kernel sets
+// SIGKILL in every thread's for a fatal signal (kernel/signal.c,
+// complete_signal), and also when another thread calls exit_group(2)
+// (zap_other_threads), which the tests' shells and sleeps do not.
 func sigkillPending(pid int) bool {
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
-	if err != nil {
-		return true
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, unix.ESRCH) {
+		return true // reaped
 	}
 	for l := range strings.Lines(string(b)) {
 		k, v, _ := strings.Cut(l, ":")

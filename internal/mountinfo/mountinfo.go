@@ -34,7 +34,10 @@ func Read() ([]Mount, error) {
 func Parse(text string) []Mount {
 	var ms []Mount
 	for line := range strings.Lines(text) {
-		f := strings.Fields(line)
+		// Fields are separated by single spaces; mangle_path escapes only
+		// space, tab, newline and backslash, so a path may hold other
+		// blanks (strings.Fields would split at a carriage return).
+		f := strings.Split(strings.TrimSuffix(line, "\n"), " ")
 		sep := slices.Index(f, "-")
 		if sep < 6 || sep+1 >= len(f) {
 			continue
