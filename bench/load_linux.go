@@ -88,6 +88,9 @@ func (b *bench) snap() (snapshot, error) {
 			return s, fmt.Errorf("CPU time of %s: %w", pid, err)
 		}
 		s.own += t
+		if pid == "self" {
+			s.app = t
+		}
 	}
 	s.psi, err = readPSI()
 	s.psiOK = err == nil

@@ -125,6 +125,7 @@ var metricDefs = withIdle(slices.Concat([]metricDef{
 	perSecond("agents", "meta_files_per_s", "agent.meta", "agent.secs", 1, false),
 	share("machine", "steal_pct", "machine.steal", "machine.total"),
 	share("machine", "other_cpu_pct", "machine.other", "machine.total"),
+	share("machine", "app_cpu_pct", "machine.app", "machine.total"),
 	share("machine", "psi_cpu_some_pct", "machine.psi_cpu", "machine.secs"),
 	share("machine", "psi_io_some_pct", "machine.psi_io", "machine.secs"),
 	{probe: "machine", metric: "flagged_windows", kind: kindFraction, noCmp: true,

@@ -24,6 +24,7 @@ type snapshot struct {
 	at       time.Duration // CLOCK_MONOTONIC
 	cpu      cpuFields     // /proc/stat, all CPUs
 	own      uint64        // CPU ticks of the bench and its live workers
+	app      uint64        // CPU ticks of the bench process alone: the app
 	psi      [2]float64    // seconds some task stalled on CPU, on I/O (PSI totals)
 	psiOK    bool
 	progress map[string][2]uint64 // worker mode -> operations, bytes
@@ -142,7 +143,8 @@ func procCPU(pid string) (uint64, error) {
 
 // windowSeries turns the snapshots at both ends of a window into the
 // round's series: the agents' progress per kind and the window's length,
-// and the machine's steal, CPU used outside the bench, pressure and flag.
+// and the machine's steal, the app's CPU, CPU used outside the bench,
+// pressure and flag.
 func windowSeries(s0, s1 snapshot) map[string][]float64 {
 	secs := (s1.at - s0.at).Seconds()
 	out := map[string][]float64{}
@@ -164,6 +166,7 @@ func windowSeries(s0, s1 snapshot) map[string][]float64 {
 	}
 	out["machine.total"], out["machine.steal"], out["machine.other"] = []float64{total}, []float64{d(cpuSteal)}, []float64{other}
 	out["machine.flagged"], out["machine.secs"] = []float64{flagged}, []float64{secs}
+	out["machine.app"] = []float64{float64(s1.app - s0.app)}
 	if s0.psiOK && s1.psiOK {
 		out["machine.psi_cpu"], out["machine.psi_io"] = []float64{s1.psi[0] - s0.psi[0]}, []float64{s1.psi[1] - s0.psi[1]}
 	}

@@ -91,18 +91,19 @@ func TestThreadRunDelay(t *testing.T) {
 
 // TestWindowSeries checks the throughput accounting (each kind's work
 // between the snapshots, over the window's seconds) and the machine's
-// figures: steal, CPU outside the bench, and the flag.
+// figures: steal, the app's CPU, CPU outside the bench, and the flag.
 func TestWindowSeries(t *testing.T) {
-	s0 := snapshot{at: time.Second, own: 100, psiOK: true, psi: [2]float64{1, 2},
+	s0 := snapshot{at: time.Second, own: 100, app: 40, psiOK: true, psi: [2]float64{1, 2},
 		cpu:      cpuFields{1000, 0, 500, 5000, 0, 0, 0, 10},
 		progress: map[string][2]uint64{"spin": {10, 0}, "write": {5, 5 << 20}, "read": {1, 128 << 10}, "meta": {400, 0}}}
-	s1 := snapshot{at: 3 * time.Second, own: 400, psiOK: true, psi: [2]float64{1.5, 2.2},
+	s1 := snapshot{at: 3 * time.Second, own: 400, app: 130, psiOK: true, psi: [2]float64{1.5, 2.2},
 		cpu:      cpuFields{1250, 0, 600, 5100, 0, 0, 0, 60},
 		progress: map[string][2]uint64{"spin": {30, 0}, "write": {9, 9 << 20}, "read": {3, 384 << 10}, "meta": {1400, 0}}}
 	got := windowSeries(s0, s1)
 	want := map[string][]float64{
 		"agent.secs": {2}, "agent.spin": {20}, "agent.write": {4 << 20}, "agent.read": {256 << 10}, "agent.meta": {1000},
 		"machine.total": {500}, "machine.steal": {50}, "machine.other": {50}, "machine.flagged": {1}, "machine.secs": {2},
+		"machine.app": {90},
 	}
 	for k, v := range want {
 		assert.Equal(t, v, got[k], "%s", k)
