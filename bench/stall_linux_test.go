@@ -159,6 +159,9 @@ func TestSlowStallStop(t *testing.T) {
 		assert.NoError(t, checkSamples(series, d, stallPlan(1)), "the ui loops' off half, emptied by the stop")
 		assert.ErrorContains(t, checkSamples(series, d, stallPlan(0)), "has no samples",
 			"off-on-on-off: the first quarter, before any Watch, has frames with stall off unless the loop stalled")
+		series[stallStopsAt] = []float64{ms(d/4) + 40, ms(d)}
+		assert.NoError(t, checkSamples(series, d, stallPlan(1)), "a stop that began 40 ms late, its timer late, the Watch in force until then")
+		series[stallStopsAt] = []float64{ms(d / 4), ms(d)}
 		series[stallStops] = []float64{ms(d/2) - 1, ms(slow)}
 		assert.ErrorContains(t, checkSamples(series, d, stallPlan(1)), "has no samples",
 			"a stop that ended before the off half did: its last frames were stall off")
