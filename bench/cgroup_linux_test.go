@@ -81,7 +81,11 @@ func TestCgroupArms(t *testing.T) {
 			assert.Contains(t, noio, "no io controller, no I/O setting", "cgroup-noio: got %q", noio)
 			with := rep.Env.Applied["cgroup"]
 			assert.NotContains(t, with, "no io controller", "cgroup: got %q, want the io controller in the agents' leaf", with)
-			assert.Contains(t, with, "io controller, no I/O setting", "cgroup: got %q, want no I/O knob set", with)
+			want := "io.max " + dev + " rbps="
+			if b, err := os.ReadFile("/sys/dev/block/" + dev + "/queue/rotational"); err == nil && strings.TrimSpace(string(b)) == "1" {
+				want = "io.max " + dev + " rbps=43504794 wbps=44518966 riops=92 wiops=94" // a quarter of blk-iocost's HDD model
+			}
+			assert.Contains(t, with, want, "cgroup: got %q, want qos's I/O lever on the agents' leaf", with)
 			capped := rep.Env.Applied["cgroup+io.max:50"]
 			assert.Contains(t, capped, "io.max "+dev+" rbps=50000000 wbps=50000000", "cgroup+io.max:50: got %q", capped)
 		})

@@ -42,6 +42,21 @@ type Applied struct {
 	// none failed. It is kept while the process runs.
 	Failed error
 
+	// Cgroup (Linux) is the cgroup v2 directory the process runs in; ""
+	// when it runs in the hierarchy's root, outside the caller's cgroup
+	// namespace, or none is mounted.
+	Cgroup string
+	// Levers (Linux) are the knobs of qos's cgroup lever that hold the
+	// process, read from its tier's cgroup under a Group's Cgroup, e.g.
+	// "cpu.weight.nice 15", "io.max 254:0 rbps=43504794 wbps=44518966
+	// riops=92 wiops=94"; nil outside one.
+	Levers []string
+	// Missing (Linux) names, for a process running below the calling
+	// process's tier, each part of the cgroup lever it goes without, and
+	// how a user gets it, e.g. "I/O lever: the io controller is not
+	// delegated to /sys/fs/cgroup/…; …"; nil when none.
+	Missing []string
+
 	// Processes and Threads count the process's tree (Linux): the process
 	// and every live process below it, and their threads, as /proc lists
 	// them. For a command a Group holds, the tree is everything the
@@ -84,6 +99,12 @@ func (a Applied) String() string {
 	}
 	if len(a.OffTier) > 0 {
 		s += "; above the tier: " + strings.Join(a.OffTier, ", ")
+	}
+	if len(a.Levers) > 0 {
+		s += "; cgroup lever: " + strings.Join(a.Levers, ", ")
+	}
+	if len(a.Missing) > 0 {
+		s += "; missing: " + strings.Join(a.Missing, "; ")
 	}
 	if len(a.Pending) > 0 {
 		s += "; pending: " + strings.Join(a.Pending, ", ")

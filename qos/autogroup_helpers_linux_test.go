@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -272,7 +273,9 @@ func cgroupDelegatedHelper() int {
 		return 0
 	}
 	knob, _ := os.ReadFile(fmt.Sprintf("%s/offmain-nice%d/cpu.weight.nice", dir, utilityNice))
-	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s\n", err, ownCgroup(cmd.Process.Pid), strings.TrimSpace(string(knob)))
+	limits, _ := os.ReadFile(fmt.Sprintf("%s/offmain-nice%d/io.max", dir, utilityNice))
+	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s; io.max for every disk: %t\n", err, ownCgroup(cmd.Process.Pid),
+		strings.TrimSpace(string(knob)), len(ioMaxLines(sysBlock)) > 0 && slices.Equal(sortedLines(limits), ioMaxLines(sysBlock)))
 	_ = in.Close()
 	_ = cmd.Wait()
 	hooked.Store(true)

@@ -23,9 +23,11 @@ import (
 // child of the command runs outside it). A cgroup below the leaf takes no
 // controller of its own: its processes count as the leaf's for the cpu
 // controller (cgroup-v2.rst, "Top-down Constraint"), and it lets the
-// command's tree be killed at once (cgroup.kill). dir is where cmd starts;
-// release closes the descriptor once the command has started.
-func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string) (release func(), dir string, err error) {
+// command's tree be killed at once (cgroup.kill). The leaf gets the I/O
+// lever too (prepareIO); if that fails, the error goes to report and the
+// command starts without it. dir is where cmd starts; release closes the
+// descriptor once the command has started.
+func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string, report func(error)) (release func(), dir string, err error) {
 	release = func() {}
 	if cgroup == "" || s.nice == 0 && !s.idle {
 		return release, "", nil
@@ -36,6 +38,12 @@ func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string) (release fu
 	leaf, err := prepareLeaf(cgroup, s)
 	if err != nil {
 		return nil, "", err
+	}
+	if err := prepareIO(cgroup, leaf); err != nil {
+		if report == nil {
+			report = logError
+		}
+		report(err)
 	}
 	if sub != "" {
 		leaf = filepath.Join(leaf, sub)

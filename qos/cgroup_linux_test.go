@@ -246,7 +246,7 @@ func TestCgroupDelegated(t *testing.T) {
 	require.NoError(t, err, "helper output:\n%s", out)
 	rel := strings.TrimPrefix(dir, root)
 	want := fmt.Sprintf("uid 65534 in %[1]s\nin its own cgroup: EBUSY true, names JoinLeaf true, started false\n"+
-		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice%[2]d; cpu.weight.nice %[2]d\n"+
+		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice%[2]d; cpu.weight.nice %[2]d; io.max for every disk: true\n"+
 		"group: <nil>; child in offmain-nice%[2]d/agent; stop killed it: true; its cgroup removed: true\n", rel, utilityNice)
 	assert.Equal(t, want, string(out), "helper output: got %q, want %q", out, want)
 }

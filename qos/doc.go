@@ -88,16 +88,24 @@
 // What the tiers' I/O class does depends on the disk's I/O scheduler: BFQ
 // honours class and level, mq-deadline (the kernel's choice for a
 // single-queue disk, block/elevator.c) the class only, none and kyber
-// neither. On a disk without BFQ the agents' disk load is not lowered, and
-// it is what remains of a GUI's wait beside them (the repository's
-// bench/README.md, "Where the remaining gap comes from"). The kernel's
-// cgroup v2 io controller acts on any scheduler, but a normal user may use
-// it only where it is delegated, and systemd delegates pids, memory and cpu
-// to a user's manager (units/user@.service.in), not io. qos sets no io
-// controller: io.max on the agents closed most of the gap on one disk but
-// held them to a fraction of their disk throughput at all times, and in a
-// VM it lowered the app's disk waits but made its frames later
-// (bench/README.md, "An I/O lever").
+// neither. On a disk without BFQ the class does not lower the agents' disk
+// load, and it is what remains of a GUI's wait beside them (the
+// repository's bench/README.md, "Where the remaining gap comes from").
+// The kernel's cgroup v2 io controller acts on any scheduler: where it
+// reaches a Group's Cgroup, each lowered tier's cgroup gets an io.max for
+// each disk with a device, a quarter of what the kernel's I/O cost model
+// assumes a disk of its class can do (block/blk-iocost.c, autop[]), and
+// the memory controller with it, without which writeback is not charged
+// to the agents (cgroup-v2.rst, "Writeback"). The limit holds while the
+// GUI is idle too: the agents' disk throughput is the price
+// (bench/README.md, "The I/O lever"). If it cannot be set, the command
+// starts without it and the error goes to the Group's OnError. A normal
+// user has the io controller only where it is delegated, and systemd
+// (since 252) delegates pids, memory and cpu to a user's manager
+// (units/user@.service.in), not io: an admin adds it with the line
+// Delegate=pids memory cpu io in a drop-in for user@.service. Without it
+// nothing changes, and [Inspect] names the missing lever ([Applied]'s
+// Missing) and that line.
 //
 // # Platforms
 //

@@ -55,7 +55,9 @@ type Group struct {
 	// the tier's nice value otherwise, and within it a cgroup of the
 	// command's own, which Stop and the app's end kill at once
 	// (cgroup.kill). A cgroup's weight competes with the GUI's whatever
-	// sessions the command's tree makes. If the cgroup cannot be prepared,
+	// sessions the command's tree makes. Where the io controller reaches
+	// Cgroup, the leaf also gets an io.max for each disk, the I/O lever
+	// (see the package documentation). If the cgroup cannot be prepared,
 	// Start returns an error that says what is missing and starts nothing
 	// (see [JoinLeaf]). A command whose SysProcAttr.UseCgroupFD is set
 	// keeps its own cgroup. Zero: no cgroup.

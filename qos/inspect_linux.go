@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/offmain/offmain/internal/oneline"
 )
 
@@ -53,6 +55,11 @@ func inspect(pid int) (Applied, error) {
 			break
 		}
 	}
+	// Below the app's tier: a higher nice value than the app's, or
+	// SCHED_IDLE where the app is not.
+	own, err := readThread(os.Getpid(), os.Getpid())
+	lowered := err == nil && (a.Nice > own.nice || a.Policy == "SCHED_IDLE" && own.policy != unix.SCHED_IDLE)
+	cgroupLevers(&a, root, lowered)
 	inspectTree(&a, root, below)
 	return a, nil
 }

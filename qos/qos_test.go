@@ -178,6 +178,10 @@ func TestAppliedString(t *testing.T) {
 			"nice 19, SCHED_OTHER, I/O idle 0, own autogroup /autogroup-412 at nice 0; pending: SCHED_IDLE, nice 19; failed: qos: /bin/agent (pid 7) runs without a step: autogroup nice 19: EAGAIN | second"},
 		{"Windows", Applied{Policy: "BELOW_NORMAL_PRIORITY_CLASS"}, "nice 0, BELOW_NORMAL_PRIORITY_CLASS"},
 		{"Pid is left out", Applied{Pid: 42, Nice: 15}, "nice 15"},
+		{"cgroup levers, one missing", Applied{Nice: 15, Policy: "SCHED_OTHER", Cgroup: "/sys/fs/cgroup/app/offmain-nice15/c1",
+			Levers:  []string{"cpu.weight.nice 15"},
+			Missing: []string{"I/O lever: the io controller is not delegated to /sys/fs/cgroup/app"}},
+			"nice 15, SCHED_OTHER; cgroup lever: cpu.weight.nice 15; missing: I/O lever: the io controller is not delegated to /sys/fs/cgroup/app"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

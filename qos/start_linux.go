@@ -59,7 +59,7 @@ func startAt(cmd *exec.Cmd, s setting, o *startOpts) error {
 	if caller != nil && caller.Ptrace {
 		return fmt.Errorf("qos: start %s: SysProcAttr.Ptrace is tied to the starting thread, which Start retires", cmd.Path)
 	}
-	release, dir, err := joinCgroup(cmd, o.cgroup, s, o.sub)
+	release, dir, err := joinCgroup(cmd, o.cgroup, s, o.sub, o.report)
 	if err != nil {
 		return err
 	}

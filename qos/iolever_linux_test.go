@@ -1,0 +1,283 @@
+//go:build linux
+
+package qos
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"golang.org/x/sys/unix"
+)
+
+// TestIOMaxLines: each disk with a device gets the model of its class at
+// a quarter, as blk-iocost classes it (ioc_autop_idx); loop devices and
+// others without a device get none.
+func TestIOMaxLines(t *testing.T) {
+	dir := t.TempDir()
+	disk := func(name, dev, rotational, queueDepth string, device bool) {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, name, "queue"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name, "dev"), []byte(dev+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, name, "queue", "rotational"), []byte(rotational+"\n"), 0o644))
+		if device {
+			require.NoError(t, os.Mkdir(filepath.Join(dir, name, "device"), 0o755))
+			if queueDepth != "" {
+				require.NoError(t, os.WriteFile(filepath.Join(dir, name, "device", "queue_depth"), []byte(queueDepth+"\n"), 0o644))
+			}
+		}
+	}
+	disk("vda", "254:0", "1", "", true)
+	disk("nvme0n1", "259:0", "0", "", true)
+	disk("sda", "8:0", "0", "1", true)
+	disk("sdb", "8:16", "0", "32", true)
+	disk("loop0", "7:0", "1", "", false)
+	disk("mmcblk0", "179:0", "0", "", true) // no queue_depth: blk_queue_depth falls back to nr_requests
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "mmcblk0", "queue", "nr_requests"), []byte("1\n"), 0o644))
+	want := []string{
+		"179:0 rbps=61463798 wbps=35341252 riops=1736 wiops=6699",
+		"254:0 rbps=43504794 wbps=44518966 riops=92 wiops=94",       // rotational: AUTOP_HDD
+		"259:0 rbps=122159157 wbps=106972887 riops=2129 wiops=5485", // AUTOP_SSD_DFL
+		"8:0 rbps=61463798 wbps=35341252 riops=1736 wiops=6699",     // queue depth 1: AUTOP_SSD_QD1
+		"8:16 rbps=122159157 wbps=106972887 riops=2129 wiops=5485",
+	}
+	slices.Sort(want)
+	assert.Equal(t, want, ioMaxLines(dir))
+}
+
+// ioCgroup is testCgroup with the io controller: with io set, the cgroup
+// has it the way a delegation that includes io gives it; without, its
+// parent hands it cpu alone, as systemd's user@.service does by default.
+func ioCgroup(t *testing.T, io bool) (root, dir string) {
+	t.Helper()
+	root, dir, hasCPU := testCgroup(t, true)
+	have, _ := os.ReadFile(filepath.Join(root, "cgroup.subtree_control"))
+	if !hasCPU || !slices.Contains(strings.Fields(string(have)), "io") {
+		t.Skipf("the cgroup v2 hierarchy at %s hands its children no cpu and io controllers (cgroup.subtree_control: %q)%s",
+			root, strings.TrimSpace(string(have)), cpuV1Note())
+	}
+	if !io {
+		require.NoError(t, writeFile(filepath.Join(dir, "cgroup.subtree_control"), "+cpu"))
+		dir = mkCgroup(t, filepath.Join(dir, "cpu-only"))
+	}
+	return root, dir
+}
+
+// TestIOLever: a Group whose Cgroup has the io controller gives the tier's
+// leaf io.max for every disk, with the memory controller (writeback is
+// charged only with both), and Inspect reads the levers back.
+func TestIOLever(t *testing.T) {
+	_, dir := ioCgroup(t, true)
+	g := &Group{Cgroup: dir, OnError: func(error) {}}
+	cmd := exec.Command("/bin/sh", "-c", "read stop")
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	unhooked(t)
+	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	on, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
+	assert.Subset(t, strings.Fields(string(on)), []string{"cpu", "io", "memory"}, "controllers for the leaves: got %q", on)
+	lines := ioMaxLines(sysBlock)
+	require.NotEmpty(t, lines, "the VM has a disk (vda)")
+	b, err := os.ReadFile(filepath.Join(dir, "offmain-nice15", "io.max"))
+	require.NoError(t, err)
+	assert.Equal(t, lines, sortedLines(b), "io.max of the tier's leaf")
+	a, err := Inspect(cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.Contains(t, a.Levers, "cpu.weight.nice 15", "levers: got %q", a.Levers)
+	assert.Contains(t, a.Levers, "io.max "+lines[0], "levers: got %q", a.Levers)
+	assert.Empty(t, a.Missing, "nothing is missing")
+	assert.Equal(t, filepath.Join(dir, "offmain-nice15"), a.Cgroup, "cgroup")
+	assert.Contains(t, a.String(), "; cgroup lever: cpu.weight.nice 15, io.max ", "String: got %q", a.String())
+}
+
+// TestIOLeverNotDelegated: without the io controller a Group starts as
+// before, its leaf has no io.max, and Inspect names the missing lever and
+// the line that gets it.
+func TestIOLeverNotDelegated(t *testing.T) {
+	_, dir := ioCgroup(t, false)
+	g := &Group{Cgroup: dir, OnError: func(error) {}}
+	cmd := exec.Command("/bin/sh", "-c", "read stop")
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	unhooked(t)
+	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	_, err = os.Stat(filepath.Join(dir, "offmain-nice15", "io.max"))
+	assert.ErrorIs(t, err, os.ErrNotExist, "a leaf without the io controller has no io.max")
+	a, err := Inspect(cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"cpu.weight.nice 15"}, a.Levers, "levers")
+	require.Len(t, a.Missing, 1, "missing: got %q", a.Missing)
+	assert.Contains(t, a.Missing[0], "I/O lever: the io controller is not delegated to "+dir, "missing")
+	assert.Contains(t, a.Missing[0], "Delegate=pids memory cpu io", "missing: the line that gets it")
+}
+
+// TestInspectMissingCgroupLever: a lowered process in a cgroup that is
+// no tier's is told how to get the cgroup lever; the app's own process,
+// at its own tier, is not.
+func TestInspectMissingCgroupLever(t *testing.T) {
+	_, dir, _ := testCgroup(t, false)
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	cmd := exec.Command("/bin/sh", "-c", "read stop")
+	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	// A runner already at the Agent tier's nice is lowered by SCHED_IDLE.
+	own, err := readThread(os.Getpid(), os.Getpid())
+	require.NoError(t, err)
+	mode := ModeUtility
+	if own.nice >= utilityNice {
+		mode = ModeBackground
+	}
+	if own.policy == unix.SCHED_IDLE {
+		t.Skip("the test runs at SCHED_IDLE: no tier is below it")
+	}
+	require.NoError(t, Start(cmd, Agent, mode))
+	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	a, err := Inspect(cmd.Process.Pid)
+	require.NoError(t, err)
+	assert.Equal(t, dir, a.Cgroup, "cgroup")
+	require.Len(t, a.Missing, 1, "missing: got %q", a.Missing)
+	assert.Contains(t, a.Missing[0], "systemd-run --user --scope -p Delegate=yes", "missing")
+	app, err := Inspect(os.Getpid())
+	require.NoError(t, err)
+	assert.Empty(t, app.Missing, "the app itself misses nothing")
+}
+
+// sortedLines returns the lines of a cgroup file, sorted: the kernel lists
+// a nested-keyed file's devices in no set order (cgroup-v2.rst).
+func sortedLines(b []byte) []string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	slices.Sort(lines)
+	return lines
+}
+
+// TestReadLevers: what Inspect says of the cgroup lever, from the cgroup
+// files as the kernel shows them: the knobs that hold the process, and,
+// only for a process below the app's tier, what it goes without and the
+// line that gets it.
+func TestReadLevers(t *testing.T) {
+	const hdd = "254:0 rbps=43504794 wbps=44518966 riops=92 wiops=94"
+	tests := []struct {
+		name        string
+		controllers string // the Group's Cgroup's cgroup.controllers
+		ioMax       string // the leaf's io.max; "-": no such file
+		outside     bool   // the process is in no tier leaf
+		lowered     bool
+		levers      []string
+		missing     []string // each entry's substrings, split by "|"
+	}{
+		{name: "cpu and I/O lever", controllers: "cpu io memory", ioMax: hdd, lowered: true,
+			levers: []string{"cpu.weight.nice 15", "io.max " + hdd}},
+		{name: "io not delegated", controllers: "cpu memory pids", ioMax: "-", lowered: true,
+			levers:  []string{"cpu.weight.nice 15"},
+			missing: []string{"the io controller is not delegated|Delegate=pids memory cpu io, runs systemctl daemon-reload"}},
+		{name: "io without memory", controllers: "cpu io", ioMax: hdd, lowered: true,
+			levers:  []string{"cpu.weight.nice 15", "io.max " + hdd},
+			missing: []string{"the memory controller is not delegated"}},
+		{name: "no blk-throttle", controllers: "cpu io memory", ioMax: "-", lowered: true,
+			levers:  []string{"cpu.weight.nice 15"},
+			missing: []string{"CONFIG_BLK_DEV_THROTTLING"}},
+		{name: "io.max not set", controllers: "cpu io memory", ioMax: "254:0 rbps=max wbps=max riops=max wiops=max\n", lowered: true,
+			levers:  []string{"cpu.weight.nice 15"},
+			missing: []string{"io.max is not set|Group.OnError"}},
+		{name: "not lowered: nothing missing", controllers: "cpu memory", ioMax: "-",
+			levers: []string{"cpu.weight.nice 15"}},
+		{name: "outside the lever, lowered", outside: true, lowered: true,
+			missing: []string{"systemd-run --user --scope -p Delegate=yes"}},
+		{name: "outside the lever, the app's own tier", outside: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			leaf := filepath.Join(dir, "offmain-nice15")
+			require.NoError(t, os.MkdirAll(filepath.Join(leaf, "agent-7"), 0o755))
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte(tc.controllers+"\n"), 0o644))
+			require.NoError(t, os.WriteFile(filepath.Join(leaf, "cpu.weight.nice"), []byte("15\n"), 0o644))
+			if tc.ioMax != "-" {
+				require.NoError(t, os.WriteFile(filepath.Join(leaf, "io.max"), []byte(tc.ioMax), 0o644))
+			}
+			a := Applied{Cgroup: filepath.Join(leaf, "agent-7")}
+			if tc.outside {
+				a.Cgroup = dir
+			}
+			readLevers(&a, tc.lowered)
+			assert.Equal(t, tc.levers, a.Levers, "levers")
+			require.Len(t, a.Missing, len(tc.missing), "missing: got %q", a.Missing)
+			for i, m := range tc.missing {
+				for sub := range strings.SplitSeq(m, "|") {
+					assert.Contains(t, a.Missing[i], sub)
+				}
+			}
+		})
+	}
+}
+
+// TestPrepareIOKeepsLines: a leaf that has the lines already is not
+// written to, for each write starts blk-throttle's accounting afresh; a
+// line that differs is written.
+func TestPrepareIOKeepsLines(t *testing.T) {
+	lines := ioMaxLines(sysBlock)
+	if len(lines) == 0 {
+		t.Skip("this machine lists no disk with a device in", sysBlock)
+	}
+	dir := t.TempDir()
+	leaf := filepath.Join(dir, "offmain-nice15")
+	require.NoError(t, os.Mkdir(leaf, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte("cpu io memory\n"), 0o644))
+	ioMax := filepath.Join(leaf, "io.max")
+	old := time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+	require.NoError(t, os.WriteFile(ioMax, []byte(strings.Join(lines, "\n")+"\n"), 0o644))
+	require.NoError(t, os.Chtimes(ioMax, old, old))
+	require.NoError(t, prepareIO(dir, leaf))
+	fi, err := os.Stat(ioMax)
+	require.NoError(t, err)
+	assert.True(t, fi.ModTime().Equal(old), "io.max written though it had every line")
+
+	require.NoError(t, os.WriteFile(ioMax, []byte("1:2 rbps=max wbps=max riops=max wiops=max\n"), 0o644))
+	require.NoError(t, prepareIO(dir, leaf))
+	b, err := os.ReadFile(ioMax)
+	require.NoError(t, err)
+	assert.Contains(t, string(b), lines[len(lines)-1], "a missing line is written (a file keeps the last)")
+}
+
+// TestLimits: an io.max line with every limit at max sets none.
+func TestLimits(t *testing.T) {
+	assert.True(t, limits("254:0 rbps=43504794 wbps=44518966 riops=92 wiops=94"))
+	assert.True(t, limits("254:0 rbps=max wbps=max riops=92 wiops=max"))
+	assert.False(t, limits("254:0 rbps=max wbps=max riops=max wiops=max"))
+	assert.False(t, limits(""))
+}
+
+// TestIOLeverErrorStartsAnyway: when the I/O lever cannot be set (here
+// the io controller cannot be enabled for the leaves) the command still
+// gets its leaf, and the error goes to the Group's report.
+func TestIOLeverErrorStartsAnyway(t *testing.T) {
+	dir := t.TempDir()
+	leaf := filepath.Join(dir, "offmain-nice15")
+	require.NoError(t, os.Mkdir(leaf, 0o755))
+	require.NoError(t, os.WriteFile(filepath.Join(leaf, "cpu.weight.nice"), nil, 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
+	// No cgroup.subtree_control: enabling a controller fails (ENOENT).
+	var reported []error
+	cmd := exec.Command("/bin/true")
+	release, got, err := joinCgroup(cmd, dir, settingFor(Agent, ModeUtility), "", func(err error) { reported = append(reported, err) })
+	require.NoError(t, err, "the I/O lever's failure does not stop the start")
+	defer release()
+	assert.Equal(t, leaf, got)
+	require.NotNil(t, cmd.SysProcAttr)
+	assert.True(t, cmd.SysProcAttr.UseCgroupFD, "the command starts in its leaf")
+	require.Len(t, reported, 1)
+	assert.ErrorContains(t, reported[0], "the I/O lever: enabling the memory controller")
+	assert.ErrorIs(t, reported[0], os.ErrNotExist)
+}
