@@ -12,15 +12,15 @@ import (
 // that cgroup (qos.JoinLeaf), so its probes and the agents' leaves are
 // siblings. They differ in what the io controller does:
 //
-//	cgroup             as delegated: qos's cpu lever, the io controller there but unset
-//	cgroup-noio        the io controller withdrawn from the app's cgroup (not delegated)
+//	cgroup             as delegated: qos's cpu lever and its I/O lever (io.max)
+//	cgroup-noio        the io controller withdrawn from the app's cgroup (not delegated): the cpu lever alone
 //	cgroup+io.max:N    exploration: the bench sets io.max rbps=wbps=N MB/s on the agents' leaf
 //	cgroup+io.latency:N  exploration: io.latency target=N ms on the bench's own leaf
 //	cgroup+io.weight:N exploration: io.weight N on the agents' leaf, io.cost on for the disk (root)
 //
 // The exploration arms put every I/O knob back to the kernel's default
-// first, so each candidate is measured alone: they are how an I/O lever
-// for qos is weighed (bench/README.md, "An I/O lever").
+// first, qos's io.max too, so each candidate is measured alone: they are
+// how qos's I/O lever was chosen (bench/README.md, "The I/O lever").
 const cgroupArmNames = "cgroup, cgroup-noio, cgroup+io.max:N, cgroup+io.latency:N, cgroup+io.weight:N"
 
 // ioSetup is what a cgroup arm does with the io controller.
