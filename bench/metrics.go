@@ -148,7 +148,8 @@ const (
 	// ends with a last pass over the flight recorder's trace (stall.Watch),
 	// and the frames of both loops until it returns count as stall on.
 	stallStops   = "stall.stop"
-	stallStopsAt = "stall.stop_at" // when each stop began, ms from the window's start
+	stallStopsAt = "stall.stop_at"  // when each stop began, ms from the window's start
+	stallWatchAt = "stall.watch_at" // when the Watch each stop ended began, ms from the window's start
 )
 
 // uiDefs are the rows of the ui loop key, which saves as mode says: each

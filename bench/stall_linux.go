@@ -45,11 +45,14 @@ type stallSwitch struct {
 	mu   sync.Mutex // protects stop, and the writes of want
 	stop func()     // the stop of the Watch in force; nil if none
 
-	rmu     sync.Mutex    // protects reports, begin, stops and stopsAt
+	rmu     sync.Mutex    // protects reports, begin, watchAt, stops, stopsAt and watchesAt
 	reports []stallReport // the window's, in the order they came
 	begin   time.Time     // the window's start
+	watchAt float64       // when the Watch in force began, ms from begin
 	stops   []float64     // how long each of the window's stops took, ms
 	stopsAt []float64     // when each began, ms from begin
+	// watchesAt holds, for each stop, when the Watch it ended began.
+	watchesAt []float64
 
 	watch func(stall.Options) (func(), error) // stall.Watch; a test's fake
 }
@@ -94,6 +97,7 @@ func (s *stallSwitch) set(key string) {
 		s.rmu.Lock()
 		s.stops = append(s.stops, ms(time.Since(t0)))
 		s.stopsAt = append(s.stopsAt, ms(t0.Sub(s.begin)))
+		s.watchesAt = append(s.watchesAt, s.watchAt)
 		s.rmu.Unlock()
 	}
 	if key != "" {
@@ -122,6 +126,9 @@ func (s *stallSwitch) tick(key string) (on bool, err error) {
 		return s.on.Load(), nil
 	}
 	s.on.Store(true)
+	s.rmu.Lock()
+	s.watchAt = ms(time.Since(s.begin))
+	s.rmu.Unlock()
 	stop, err := s.watch(stall.Options{Budget: stallBudget, OnReport: s.keeper(key)})
 	if err != nil {
 		s.on.Store(false)
@@ -164,9 +171,9 @@ func (s *stallSwitch) take() (map[string][]float64, []stallReport) {
 		}
 		out[key+stallOn+".reports"], out[key+stallOn+".reports_file"] = []float64{n}, []float64{file}
 	}
-	out[stallStops], out[stallStopsAt] = s.stops, s.stopsAt
+	out[stallStops], out[stallStopsAt], out[stallWatchAt] = s.stops, s.stopsAt, s.watchesAt
 	reps := s.reports
-	s.reports, s.stops, s.stopsAt = nil, nil, nil
+	s.reports, s.stops, s.stopsAt, s.watchesAt = nil, nil, nil, nil
 	return out, reps
 }
 
@@ -178,47 +185,50 @@ func (s *stallSwitch) take() (map[string][]float64, []stallReport) {
 // stop after the first quarter of an on-off-off-on window can outlast the
 // off half. Those figures then pool the other windows' frames.
 func checkSamples(series map[string][]float64, d time.Duration, plan [4]string) error {
-	covered := offCovered(series[stallStopsAt], series[stallStops], d, plan)
+	covered := offCovered(series[stallWatchAt], series[stallStopsAt], series[stallStops], d, plan)
 	for _, k := range slices.Sorted(maps.Keys(series)) {
 		switch {
-		case len(series[k]) > 0, k == "save-statefile.durable", k == stallStops, k == stallStopsAt:
+		case len(series[k]) > 0, k == "save-statefile.durable", k == stallStops, k == stallStopsAt, k == stallWatchAt:
 		case covered && (k == uiSync || k == uiSync+".late" || k == uiStatefile || k == uiStatefile+".late"):
 		default:
 			return fmt.Errorf("probe series %s has no samples in %v: the machine is too slow or too loaded for this -duration%s", k, d,
-				stopsNote(series[stallStopsAt], series[stallStops]))
+				stopsNote(series[stallWatchAt], series[stallStopsAt], series[stallStops]))
 		}
 	}
 	return nil
 }
 
-// stopsNote says when stall's stops in a window began and how long each
-// took, for the error of a window without samples; "" if there were none.
-func stopsNote(at, took []float64) string {
+// stopsNote says, for the error of a window without samples, when each of
+// stall's Watches began and when its stop began and ended; "" if there
+// were none.
+func stopsNote(watchAt, at, took []float64) string {
 	var b strings.Builder
-	for i := range min(len(at), len(took)) {
-		fmt.Fprintf(&b, "; a stop of stall at %.1f s took %.1f s", at[i]/1000, took[i]/1000)
+	for i := range min(len(watchAt), len(at), len(took)) {
+		fmt.Fprintf(&b, "; stall watched from %.0f ms, its stop ran from %.0f to %.0f ms", watchAt[i], at[i], at[i]+took[i])
 	}
 	return b.String()
 }
 
-// offCovered reports whether every quarter of plan without a Watch ends
-// inside a stop, from at to at+took (ms from the window's start), that
-// began before the quarter's end. Stall is on from a Watch until its stop
-// returns: a stop begins at the boundary after a Watch's quarter, or later
-// when the timer fires late (by tens of ms under QEMU's TCG), and the
-// Watch holds until then, so such a quarter has no frame with stall off.
-// A stop begins only after a Watch, so an off quarter with no Watch before
-// it (the first of off-on-on-off) is never covered.
-func offCovered(at, took []float64, d time.Duration, plan [4]string) bool {
+// offCovered reports whether every quarter of plan without a Watch lies
+// inside one Watch and its stop: the Watch began by the quarter's start
+// (up to a frame after it, for no frame can start in between) and its stop
+// ended after the quarter's end. Stall is on from a Watch until its stop
+// returns, and the stop begins only when the run goroutine gets to it,
+// which under QEMU's TCG was up to tens of ms after the boundary, so such
+// a quarter has no frame with stall off. A quarter a Watch began inside,
+// because the watched loop's frame ran across the boundary, had time with
+// stall off, and is not covered; nor is an off quarter with no Watch
+// before it (the first of off-on-on-off).
+func offCovered(watchAt, at, took []float64, d time.Duration, plan [4]string) bool {
 	q := ms(d / 4)
 	for i, key := range plan {
 		if key != "" {
 			continue
 		}
-		hi := float64(i+1) * q
+		lo, hi := float64(i)*q, float64(i+1)*q
 		inside := false
-		for j := range min(len(at), len(took)) {
-			inside = inside || at[j] < hi && at[j]+took[j] >= hi
+		for j := range min(len(watchAt), len(at), len(took)) {
+			inside = inside || watchAt[j] <= lo+ms(frameRate) && at[j]+took[j] >= hi
 		}
 		if !inside {
 			return false

@@ -152,6 +152,10 @@ func TestSlowStallStop(t *testing.T) {
 		assert.NotZero(t, on)
 		assert.Equal(t, []float64{ms(slow), ms(slow)}, series[stallStops], "the stop after the first quarter, and the one at the end")
 		assert.Equal(t, []float64{ms(d / 4), ms(d)}, series[stallStopsAt])
+		require.Len(t, series[stallWatchAt], 2)
+		assert.Zero(t, series[stallWatchAt][0], "the first Watch began at the first frame")
+		assert.InDelta(t, ms(d/4+slow), series[stallWatchAt][1], ms(frameRate),
+			"the second began at the first frame after the first stop, which ran into its quarter")
 
 		series[uiStatefile], series[uiStatefile+".late"] = nil, nil
 		series[uiSync], series[uiSync+".late"] = nil, nil
@@ -161,6 +165,12 @@ func TestSlowStallStop(t *testing.T) {
 			"off-on-on-off: the first quarter, before any Watch, has frames with stall off unless the loop stalled")
 		series[stallStopsAt] = []float64{ms(d/4) + 40, ms(d)}
 		assert.NoError(t, checkSamples(series, d, stallPlan(1)), "a stop that began 40 ms late, its timer late, the Watch in force until then")
+		series[stallWatchAt] = []float64{ms(d/4) + 30, ms(3 * d / 4)}
+		err := checkSamples(series, d, stallPlan(1))
+		assert.ErrorContains(t, err, "has no samples",
+			"a Watch that began inside the off quarter (its loop's frame ran across the boundary): stall was off before it")
+		assert.ErrorContains(t, err, "stall watched from 2030 ms, its stop ran from 2040 to 7472 ms", "the error says when")
+		series[stallWatchAt] = []float64{0, ms(d/4 + slow)}
 		series[stallStopsAt] = []float64{ms(d / 4), ms(d)}
 		series[stallStops] = []float64{ms(d/2) - 1, ms(slow)}
 		assert.ErrorContains(t, checkSamples(series, d, stallPlan(1)), "has no samples",
