@@ -18,9 +18,10 @@ import (
 //	cgroup+io.latency:N  exploration: io.latency target=N ms on the bench's own leaf
 //	cgroup+io.weight:N exploration: io.weight N on the agents' leaf, io.cost on for the disk (root)
 //
-// The exploration arms put every I/O knob back to the kernel's default
-// first, qos's io.max too, so each candidate is measured alone: they are
-// how qos's I/O lever was chosen (bench/README.md, "The I/O lever").
+// The exploration arms put every I/O knob on the scratch disk back to the
+// kernel's default first, qos's io.max there too, so each candidate is
+// measured alone: they are how qos's I/O lever was chosen
+// (bench/README.md, "The I/O lever").
 const cgroupArmNames = "cgroup, cgroup-noio, cgroup+io.max:N, cgroup+io.latency:N, cgroup+io.weight:N"
 
 // ioSetup is what a cgroup arm does with the io controller.

@@ -164,6 +164,7 @@ func readLevers(a *Applied, lowered bool) {
 	}
 	dir := filepath.Dir(leaf)
 	have := strings.Fields(readTrim(filepath.Join(dir, "cgroup.controllers")))
+	on := strings.Fields(readTrim(filepath.Join(dir, "cgroup.subtree_control")))
 	_, statErr := os.Stat(filepath.Join(leaf, "io.max"))
 	switch {
 	case !slices.Contains(have, "io"):
@@ -173,10 +174,14 @@ func readLevers(a *Applied, lowered bool) {
 			"/etc/systemd/system/user@.service.d/delegate.conf with the lines [Service] and "+
 			"Delegate=pids memory cpu io, runs systemctl daemon-reload, and the user logs out of "+
 			"every session (or reboots)", dir, strings.Join(have, " ")))
+	case !slices.Contains(on, "io"):
+		a.Missing = append(a.Missing, "I/O lever: the io controller is not enabled for the children of "+dir+
+			" (the Group reported why, through OnError or the log)")
 	case statErr != nil:
 		a.Missing = append(a.Missing, "I/O lever: this kernel has no io.max (CONFIG_BLK_DEV_THROTTLING)")
 	case !limited:
-		a.Missing = append(a.Missing, "I/O lever: io.max is not set in "+leaf+" (Group.OnError said why)")
+		a.Missing = append(a.Missing, "I/O lever: io.max is not set in "+leaf+
+			" (no disk with a device took a limit, or the Group reported why, through OnError or the log)")
 	}
 	if slices.Contains(have, "io") && !slices.Contains(have, "memory") {
 		a.Missing = append(a.Missing, fmt.Sprintf("I/O lever: the memory controller is not delegated to %s, so "+

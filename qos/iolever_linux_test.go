@@ -151,6 +151,16 @@ func TestInspectMissingCgroupLever(t *testing.T) {
 	app, err := Inspect(os.Getpid())
 	require.NoError(t, err)
 	assert.Empty(t, app.Missing, "the app itself misses nothing")
+	serving := exec.Command("/bin/sh", "-c", "read stop")
+	serving.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
+	sin, err := serving.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, Start(serving, Serving, mode))
+	defer func() { _ = sin.Close(); _ = serving.Wait() }()
+	s, err := Inspect(serving.Process.Pid)
+	require.NoError(t, err)
+	assert.Equal(t, dir, s.Cgroup, "cgroup")
+	assert.Empty(t, s.Missing, "a child at the app's own tier misses nothing")
 }
 
 // sortedLines returns the lines of a cgroup file, sorted: the kernel lists
@@ -170,6 +180,7 @@ func TestReadLevers(t *testing.T) {
 	tests := []struct {
 		name        string
 		controllers string // the Group's Cgroup's cgroup.controllers
+		enabled     string // its cgroup.subtree_control; "": as controllers
 		ioMax       string // the leaf's io.max; "-": no such file
 		outside     bool   // the process is in no tier leaf
 		lowered     bool
@@ -184,12 +195,15 @@ func TestReadLevers(t *testing.T) {
 		{name: "io without memory", controllers: "cpu io", ioMax: hdd, lowered: true,
 			levers:  []string{"cpu.weight.nice 15", "io.max " + hdd},
 			missing: []string{"the memory controller is not delegated"}},
+		{name: "io not enabled for the leaves", controllers: "cpu io memory", enabled: "cpu", ioMax: "-", lowered: true,
+			levers:  []string{"cpu.weight.nice 15"},
+			missing: []string{"the io controller is not enabled for the children|through OnError or the log"}},
 		{name: "no blk-throttle", controllers: "cpu io memory", ioMax: "-", lowered: true,
 			levers:  []string{"cpu.weight.nice 15"},
 			missing: []string{"CONFIG_BLK_DEV_THROTTLING"}},
 		{name: "io.max not set", controllers: "cpu io memory", ioMax: "254:0 rbps=max wbps=max riops=max wiops=max\n", lowered: true,
 			levers:  []string{"cpu.weight.nice 15"},
-			missing: []string{"io.max is not set|Group.OnError"}},
+			missing: []string{"io.max is not set|no disk with a device took a limit"}},
 		{name: "not lowered: nothing missing", controllers: "cpu memory", ioMax: "-",
 			levers: []string{"cpu.weight.nice 15"}},
 		{name: "outside the lever, lowered", outside: true, lowered: true,
@@ -202,6 +216,11 @@ func TestReadLevers(t *testing.T) {
 			leaf := filepath.Join(dir, "offmain-nice15")
 			require.NoError(t, os.MkdirAll(filepath.Join(leaf, "agent-7"), 0o755))
 			require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte(tc.controllers+"\n"), 0o644))
+			enabled := tc.enabled
+			if enabled == "" {
+				enabled = tc.controllers
+			}
+			require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.subtree_control"), []byte(enabled+"\n"), 0o644))
 			require.NoError(t, os.WriteFile(filepath.Join(leaf, "cpu.weight.nice"), []byte("15\n"), 0o644))
 			if tc.ioMax != "-" {
 				require.NoError(t, os.WriteFile(filepath.Join(leaf, "io.max"), []byte(tc.ioMax), 0o644))
