@@ -48,8 +48,9 @@ const agentIOShare = 4
 const sysBlock = "/sys/block"
 
 // ioMaxLines returns the io.max line of each disk listed in block that
-// has a device behind it (loop, zram, md and device-mapper disks have none;
-// the I/O they pass on reaches the disk below them), e.g. "254:0 rbps=43504794
+// has a device behind it (loop, md and device-mapper disks have none, and
+// the I/O they pass on reaches the disk below them; zram has none and
+// keeps its data in memory), e.g. "254:0 rbps=43504794
 // wbps=44518966 riops=92 wiops=94". The class is the one blk-iocost starts
 // a disk in (ioc_autop_idx): rotational, else an SSD with a queue depth of
 // 1 (blk_queue_depth: the driver's queue depth, else nr_requests), else
