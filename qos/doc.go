@@ -99,7 +99,9 @@
 // to the agents (cgroup-v2.rst, "Writeback"). The limit holds while the
 // GUI is idle too: the agents' disk throughput is the price
 // (bench/README.md, "The I/O lever"). If it cannot be set, the command
-// starts without it and the error goes to the Group's OnError. A normal
+// starts without it and the error goes to the Group's OnError, once for
+// each distinct failure: it is the tier's, which each later Start in the
+// tier would meet again. A normal
 // user has the io controller only where it is delegated, and systemd
 // (since 252) delegates pids, memory and cpu to a user's manager
 // (units/user@.service.in), not io: an admin adds it with the line

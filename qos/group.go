@@ -72,7 +72,9 @@ type Group struct {
 	// returned nil, or that Start did not return because the command
 	// started: a step qos took for a command after it started and that
 	// failed (the command runs without it: Linux, its move to SCHED_IDLE or
-	// its session's autogroup nice value), and the notice that this Group
+	// its session's autogroup nice value), the I/O lever a tier's cgroup
+	// could not be given (once for each distinct failure, which every later
+	// Start in that tier would meet again), and the notice that this Group
 	// holds less than it would with [Main]. It may be called from another
 	// goroutine, one call at a time; it must not block for long. It takes
 	// the same function as statefile's Options.OnError, so an app shows

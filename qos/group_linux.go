@@ -15,7 +15,28 @@ import (
 
 // groupSys is what a Group keeps on Linux.
 type groupSys struct {
-	send signaller // how its members signal a process; nil: sendSignal (a test refuses some)
+	send   signaller       // how its members signal a process; nil: sendSignal (a test refuses some)
+	levers map[string]bool // the I/O lever failures told, by message; under Group.mu
+}
+
+// tell reports err, but each distinct failure of the I/O lever only once:
+// it is the failure of a tier's leaf, which every later Start in that tier
+// meets again, and telling it at each Start would bury the app's log.
+// [Inspect] still names, for each process, the lever it goes without.
+func (g *Group) tell(err error) {
+	if _, ok := errors.AsType[*leverError](err); ok {
+		g.mu.Lock()
+		told := g.sys.levers[err.Error()]
+		if g.sys.levers == nil {
+			g.sys.levers = make(map[string]bool)
+		}
+		g.sys.levers[err.Error()] = true
+		g.mu.Unlock()
+		if told {
+			return
+		}
+	}
+	g.report(err)
 }
 
 func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
@@ -34,7 +55,7 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	}
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
-	if err := startAt(cmd, settingFor(t, m), &startOpts{cgroup: g.Cgroup, fg: -1, report: g.report}); err != nil {
+	if err := startAt(cmd, settingFor(t, m), &startOpts{cgroup: g.Cgroup, fg: -1, report: g.tell}); err != nil {
 		return nil, err
 	}
 	return &plainMember{cmd: cmd, exit: openPidfd(cmd.Process.Pid), group: group, send: g.sys.send}, nil

@@ -48,13 +48,23 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 		return nil, err
 	}
 	mem.send = g.sys.send
+	g.tellSteps(cmd.Path, st)
+	remember(mem)
+	return mem, nil
+}
+
+// tellSteps reports the steps the holder of the command at path says
+// failed: each as the command's, but the I/O lever's as its leaf's.
+func (g *Group) tellSteps(path string, st helperStatus) {
 	for _, f := range st.Steps {
-		serr := &stepError{path: cmd.Path, pid: st.Agent, step: f.Step, err: f.err()}
+		if f.Step == leverStep {
+			g.tell(&leverError{f.err()})
+			continue
+		}
+		serr := &stepError{path: path, pid: st.Agent, step: f.Step, err: f.err()}
 		autogroups.fail(st.Agent, st.AgentStart, serr)
 		g.report(serr)
 	}
-	remember(mem)
-	return mem, nil
 }
 
 // spec is what the holder is told of cmd.

@@ -82,6 +82,18 @@ func ioMaxLines(block string) []string {
 	return lines
 }
 
+// leverError is the failure to give a tier's leaf the I/O lever, which
+// the command starts without. It is the leaf's, not the command's, so a
+// Group tells each once (Group.tell); a holder sends it as the step
+// leverStep.
+type leverError struct{ err error }
+
+func (e *leverError) Error() string { return e.err.Error() }
+func (e *leverError) Unwrap() error { return e.err }
+
+// leverStep names the I/O lever among the steps a holder reports.
+const leverStep = "the I/O lever"
+
 // prepareIO gives leaf, a tier's leaf under dir, the I/O lever when dir
 // has the io controller: io and memory enabled for dir's children, then
 // io.max for each disk. Without it, it does nothing. A line the leaf

@@ -3,6 +3,8 @@
 package qos
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,6 +53,19 @@ func TestIOMaxLines(t *testing.T) {
 	assert.Equal(t, want, ioMaxLines(dir))
 }
 
+// startReading starts, with start, a shell that waits on its stdin, with
+// attr as its SysProcAttr, and ends it as the test ends.
+func startReading(t *testing.T, attr *syscall.SysProcAttr, start func(*exec.Cmd) error) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command("/bin/sh", "-c", "read stop")
+	cmd.SysProcAttr = attr
+	in, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	require.NoError(t, start(cmd))
+	t.Cleanup(func() { _ = in.Close(); _ = cmd.Wait() })
+	return cmd
+}
+
 // ioCgroup is testCgroup with the io controller: with io set, the cgroup
 // has it the way a delegation that includes io gives it; without, its
 // parent hands it cpu alone, as systemd's user@.service does by default.
@@ -75,12 +90,8 @@ func ioCgroup(t *testing.T, io bool) (root, dir string) {
 func TestIOLever(t *testing.T) {
 	_, dir := ioCgroup(t, true)
 	g := &Group{Cgroup: dir, OnError: func(error) {}}
-	cmd := exec.Command("/bin/sh", "-c", "read stop")
-	in, err := cmd.StdinPipe()
-	require.NoError(t, err)
 	unhooked(t)
-	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	cmd := startReading(t, nil, func(cmd *exec.Cmd) error { return g.Start(cmd, Agent, ModeUtility) })
 	on, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 	assert.Subset(t, strings.Fields(string(on)), []string{"cpu", "io", "memory"}, "controllers for the leaves: got %q", on)
 	lines := ioMaxLines(sysBlock)
@@ -103,13 +114,9 @@ func TestIOLever(t *testing.T) {
 func TestIOLeverNotDelegated(t *testing.T) {
 	_, dir := ioCgroup(t, false)
 	g := &Group{Cgroup: dir, OnError: func(error) {}}
-	cmd := exec.Command("/bin/sh", "-c", "read stop")
-	in, err := cmd.StdinPipe()
-	require.NoError(t, err)
 	unhooked(t)
-	require.NoError(t, g.Start(cmd, Agent, ModeUtility))
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
-	_, err = os.Stat(filepath.Join(dir, "offmain-nice15", "io.max"))
+	cmd := startReading(t, nil, func(cmd *exec.Cmd) error { return g.Start(cmd, Agent, ModeUtility) })
+	_, err := os.Stat(filepath.Join(dir, "offmain-nice15", "io.max"))
 	assert.ErrorIs(t, err, os.ErrNotExist, "a leaf without the io controller has no io.max")
 	a, err := Inspect(cmd.Process.Pid)
 	require.NoError(t, err)
@@ -127,10 +134,7 @@ func TestInspectMissingCgroupLever(t *testing.T) {
 	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	require.NoError(t, err)
 	defer unix.Close(fd)
-	cmd := exec.Command("/bin/sh", "-c", "read stop")
-	cmd.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
-	in, err := cmd.StdinPipe()
-	require.NoError(t, err)
+	inDir := &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
 	// A runner already at the Agent tier's nice is lowered by SCHED_IDLE.
 	own, err := readThread(os.Getpid(), os.Getpid())
 	require.NoError(t, err)
@@ -141,8 +145,7 @@ func TestInspectMissingCgroupLever(t *testing.T) {
 	if own.policy == unix.SCHED_IDLE {
 		t.Skip("the test runs at SCHED_IDLE: no tier is below it")
 	}
-	require.NoError(t, Start(cmd, Agent, mode))
-	defer func() { _ = in.Close(); _ = cmd.Wait() }()
+	cmd := startReading(t, inDir, func(cmd *exec.Cmd) error { return Start(cmd, Agent, mode) })
 	a, err := Inspect(cmd.Process.Pid)
 	require.NoError(t, err)
 	assert.Equal(t, dir, a.Cgroup, "cgroup")
@@ -151,12 +154,7 @@ func TestInspectMissingCgroupLever(t *testing.T) {
 	app, err := Inspect(os.Getpid())
 	require.NoError(t, err)
 	assert.Empty(t, app.Missing, "the app itself misses nothing")
-	serving := exec.Command("/bin/sh", "-c", "read stop")
-	serving.SysProcAttr = &syscall.SysProcAttr{UseCgroupFD: true, CgroupFD: fd}
-	sin, err := serving.StdinPipe()
-	require.NoError(t, err)
-	require.NoError(t, Start(serving, Serving, mode))
-	defer func() { _ = sin.Close(); _ = serving.Wait() }()
+	serving := startReading(t, inDir, func(cmd *exec.Cmd) error { return Start(cmd, Serving, mode) })
 	s, err := Inspect(serving.Process.Pid)
 	require.NoError(t, err)
 	assert.Equal(t, dir, s.Cgroup, "cgroup")
@@ -299,4 +297,28 @@ func TestIOLeverErrorStartsAnyway(t *testing.T) {
 	require.Len(t, reported, 1)
 	assert.ErrorContains(t, reported[0], "the I/O lever: enabling the memory controller")
 	assert.ErrorIs(t, reported[0], os.ErrNotExist)
+	_, ok := errors.AsType[*leverError](reported[0])
+	assert.True(t, ok, "the failure is the leaf's, which a Group tells once: %T", reported[0])
+}
+
+// TestIOLeverToldOnce: a Group tells each distinct failure of the I/O
+// lever once, whether the app met it or a holder did, for every later
+// Start in the tier meets it again; any other error it tells each time.
+func TestIOLeverToldOnce(t *testing.T) {
+	var told []error
+	g := &Group{OnError: func(err error) { told = append(told, err) }}
+	noFile := fmt.Errorf("qos: cgroup /a: the I/O lever: enabling the memory controller for its children: %w", unix.ENOENT)
+	busy := fmt.Errorf("qos: cgroup /b: the I/O lever: enabling the io controller for its children: %w", unix.EBUSY)
+	other := errors.New("qos: start /bin/sh: not held")
+	g.tell(&leverError{noFile})
+	g.tell(&leverError{noFile})
+	g.tellSteps("/bin/sh", helperStatus{Agent: 42, Steps: []stepStatus{stepOf(&leverError{noFile}), stepOf(&leverError{busy})}})
+	g.tellSteps("/bin/sh", helperStatus{Agent: 43, Steps: []stepStatus{stepOf(&leverError{busy})}})
+	g.tell(other)
+	g.tell(other)
+	require.Len(t, told, 4, "told: %q", told)
+	assert.ErrorIs(t, told[0], os.ErrNotExist)
+	assert.Equal(t, busy.Error(), told[1].Error(), "a holder's lever failure is the leaf's, not its command's")
+	assert.ErrorIs(t, told[1], unix.EBUSY, "the errno crosses from the holder")
+	assert.Equal(t, []error{other, other}, told[2:])
 }

@@ -66,6 +66,9 @@ func stepOf(err error) stepStatus {
 	if errors.As(err, &se) {
 		s.Step, s.Err = se.step, se.err.Error()
 	}
+	if _, ok := errors.AsType[*leverError](err); ok {
+		s.Step = leverStep
+	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s.Errno = int(errno)
