@@ -180,25 +180,36 @@ func (s *session) target() (pid int, start uint64, ok bool) {
 // write sets the session's autogroup to the tier's nice value. A session
 // with no member left needs nothing. An EAGAIN (the rate limit) is returned
 // as it is, for the pacer to retry; a member that exits while the write is
-// under way gives way to the next.
+// under way gives way to the next, the leader of a daemonizing session
+// most often, which exits as soon as its grandchild runs. A session whose
+// members all exit that way, sessionTries times, is ending.
 func (s *session) write() error {
-	for range 3 {
+	for range sessionTries {
 		pid, start, ok := s.target()
 		if !ok {
 			return nil
 		}
 		err := writeGroupNice(pid, start, s.nice, s.app)
-		if err == nil || errors.Is(err, unix.EAGAIN) || running(pid, start) {
-			return err
+		if errors.Is(err, errExited) || err != nil && !errors.Is(err, unix.EAGAIN) && !running(pid, start) {
+			continue
 		}
+		return err
 	}
 	return nil
 }
 
+// sessionTries is how many of a session's members write tries in turn.
+const sessionTries = 8
+
+// errExited is writeGroupNice's when the process exited before the write:
+// nothing was written, and another member of its session may take it.
+var errExited = errors.New("the process exited")
+
 // writeGroupNice writes nice to /proc/<pid>/autogroup unless the process
 // is in the app's autogroup app or not in the root task group. The file is
 // opened before the last look at the process: if it still runs then, the
-// open file is its own, not that of a later process given its pid.
+// open file is its own, not that of a later process given its pid; if it
+// does not, nothing is written and the error is errExited.
 func writeGroupNice(pid int, start uint64, nice int, app string) error {
 	if !rootTaskGroup(pid) {
 		return nil // a cgroup with the cpu controller weighs it, not its autogroup
@@ -213,7 +224,7 @@ func writeGroupNice(pid int, start uint64, nice int, app string) error {
 	}
 	defer file.Close()
 	if !running(pid, start) {
-		return nil
+		return errExited
 	}
 	_, err = file.WriteString(strconv.Itoa(nice))
 	return err

@@ -204,3 +204,40 @@ func TestSetsidDaemonAutogroup(t *testing.T) {
 		})
 	}
 }
+
+// TestWriteGroupNiceExited: a write whose process has exited, here a
+// session leader that is a zombie, writes nothing and says so, so that a
+// session's write goes on to the member still in it (a daemon its leader
+// left) rather than count as done: with errExited where the file opens
+// (root), or with the open's error (a normal user may not open a zombie's
+// proc files for writing: EACCES).
+func TestWriteGroupNiceExited(t *testing.T) {
+	if !autogroupOn() {
+		t.Skip("the kernel makes no autogroups (" + autogroupSysctl + ")")
+	}
+	app, _, err := autogroup(os.Getpid())
+	require.NoError(t, err)
+	cmd := exec.Command("/bin/true")
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+	require.NoError(t, cmd.Start())
+	pid := cmd.Process.Pid
+	start := startTime(pid)
+	defer func() { _ = cmd.Wait() }()
+	var fd int
+	fd, err = unix.PidfdOpen(pid, 0)
+	require.NoError(t, err)
+	defer unix.Close(fd)
+	require.True(t, exitsWithin(t, fd, killedExit), "/bin/true did not exit")
+	name, nice, err := autogroup(pid)
+	require.NoError(t, err, "a zombie's autogroup can be read until it is reaped")
+	require.NotEqual(t, app, name, "a Setsid child's autogroup is its own")
+	err = writeGroupNice(pid, start, utilityNice, app)
+	require.Error(t, err, "a write through a process that exited counts as done")
+	assert.NotErrorIs(t, err, unix.EAGAIN, "the rate limit's error: the pacer would try the same process again")
+	if os.Geteuid() == 0 {
+		assert.ErrorIs(t, err, errExited)
+	}
+	_, after, err := autogroup(pid)
+	require.NoError(t, err)
+	assert.Equal(t, nice, after, "nothing written through a process that exited")
+}
