@@ -275,7 +275,7 @@ func cgroupDelegatedHelper() int {
 	knob, _ := os.ReadFile(fmt.Sprintf("%s/offmain-nice%d/cpu.weight.nice", dir, utilityNice))
 	limits, _ := os.ReadFile(fmt.Sprintf("%s/offmain-nice%d/io.max", dir, utilityNice))
 	fmt.Printf("start: %v; child in %s; cpu.weight.nice %s; io.max for every disk: %t\n", err, ownCgroup(cmd.Process.Pid),
-		strings.TrimSpace(string(knob)), len(ioMaxLines(sysBlock)) > 0 && slices.Equal(sortedLines(limits), ioMaxLines(sysBlock)))
+		strings.TrimSpace(string(knob)), len(diskLines()) > 0 && slices.Equal(sortedLines(limits), diskLines()))
 	_ = in.Close()
 	_ = cmd.Wait()
 	hooked.Store(true)

@@ -246,7 +246,7 @@ func TestCgroupDelegated(t *testing.T) {
 	require.NoError(t, err, "helper output:\n%s", out)
 	rel := strings.TrimPrefix(dir, root)
 	have, _ := os.ReadFile(filepath.Join(dir, "cgroup.controllers"))
-	lever := slices.Contains(strings.Fields(string(have)), "io") && len(ioMaxLines(sysBlock)) > 0 // the I/O lever too
+	lever := slices.Contains(strings.Fields(string(have)), "io") && len(diskLines()) > 0 // the I/O lever too
 	want := fmt.Sprintf("uid 65534 in %[1]s\nin its own cgroup: EBUSY true, names JoinLeaf true, started false\n"+
 		"join: <nil>\nstart: <nil>; child in %[1]s/offmain-nice%[2]d; cpu.weight.nice %[2]d; io.max for every disk: %[3]t\n"+
 		"group: <nil>; child in offmain-nice%[2]d/agent; stop killed it: true; its cgroup removed: true\n", rel, utilityNice, lever)

@@ -94,7 +94,9 @@
 // The kernel's cgroup v2 io controller acts on any scheduler: where it
 // reaches a Group's Cgroup, each lowered tier's cgroup gets an io.max for
 // each disk with a device, a quarter of what the kernel's I/O cost model
-// assumes a disk of its class can do (block/blk-iocost.c, autop[]), and
+// says the disk can do: the model the root cgroup's io.cost.model holds
+// for it (measured for the disk where systemd-iocost(1) or an admin wrote
+// it), else the defaults for its class (block/blk-iocost.c, autop[]); and
 // the memory controller with it, without which writeback is not charged
 // to the agents (cgroup-v2.rst, "Writeback"). The limit holds while the
 // GUI is idle too: the agents' disk throughput is the price

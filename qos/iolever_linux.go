@@ -18,8 +18,9 @@ import (
 
 // The I/O lever: where a Group's Cgroup has the io controller, each tier's
 // leaf gets an io.max that holds what its commands read and write to a
-// quarter of what the kernel's I/O cost model assumes each disk's class can
-// do. blk-throttle, which serves io.max, works on any I/O scheduler
+// quarter of what the kernel's I/O cost model says each disk can do: the
+// model it holds for the disk where it has one (measured for it, where
+// systemd-iocost or an admin set it), else its class's. blk-throttle, which serves io.max, works on any I/O scheduler
 // (Documentation/admin-guide/cgroup-v2.rst, "IO Interface Files"), so the
 // lever needs neither BFQ nor root; the memory controller goes with it, for
 // writeback is charged to a cgroup only where both are enabled
@@ -47,36 +48,90 @@ const agentIOShare = 4
 // sysBlock is where the disks are listed (sysfs-block(5)).
 const sysBlock = "/sys/block"
 
+// costModelFile is the root cgroup's list of the cost model blk-iocost
+// holds for each disk it has been set up for (cgroup-v2.rst, "IO
+// Interface Files", io.cost.model), under the cgroup2 mount.
+const costModelFile = "io.cost.model"
+
+// diskLines returns the io.max line of each of this machine's disks (see
+// ioMaxLines), from the cost model the kernel holds for the disk where it
+// has one.
+func diskLines() []string {
+	models := map[string]ioModel{}
+	if mnt := mountinfo.Cgroup2(); mnt != "" {
+		b, _ := os.ReadFile(filepath.Join(mnt, costModelFile))
+		models = parseCostModels(string(b))
+	}
+	return ioMaxLines(sysBlock, models)
+}
+
+// parseCostModels parses io.cost.model, "8:16 ctrl=user model=linear
+// rbps=... rseqiops=... rrandiops=... wbps=... wseqiops=... wrandiops=..."
+// a line (block/blk-iocost.c, ioc_cost_model_prfill), into each disk's
+// model by device number. A disk is listed once blk-iocost was set up for
+// it. With ctrl=user its figures were measured for it: systemd-iocost(1)
+// writes those its hwdb has for the disk's model (src/iocost/iocost.c in
+// systemd), and an admin may write resctl-bench's; with ctrl=auto they
+// are its class's, as ioMaxLines would pick. A line without the four
+// figures io.max takes, or with one at 0, is left out.
+func parseCostModels(s string) map[string]ioModel {
+	models := map[string]ioModel{}
+	for line := range strings.Lines(s) {
+		f := strings.Fields(line)
+		if len(f) == 0 {
+			continue
+		}
+		kv := map[string]uint64{}
+		for _, p := range f[1:] {
+			k, v, _ := strings.Cut(p, "=")
+			if n, err := strconv.ParseUint(v, 10, 64); err == nil && n > 0 {
+				kv[k] = n
+			}
+		}
+		m := ioModel{rbps: kv["rbps"], wbps: kv["wbps"], riops: kv["rrandiops"], wiops: kv["wrandiops"]}
+		if m.rbps > 0 && m.wbps > 0 && m.riops > 0 && m.wiops > 0 {
+			models[f[0]] = m
+		}
+	}
+	return models
+}
+
 // ioMaxLines returns the io.max line of each disk listed in block that
 // has a device behind it (loop, md and device-mapper disks have none, and
 // the I/O they pass on reaches the disk below them; zram has none and
 // keeps its data in memory), e.g. "254:0 rbps=43504794
-// wbps=44518966 riops=92 wiops=94". The class is the one blk-iocost starts
-// a disk in (ioc_autop_idx): rotational, else an SSD with a queue depth of
-// 1 (blk_queue_depth: the driver's queue depth, else nr_requests), else
-// any SSD. blk-throttle takes no value below 2 (tg_set_limit).
-func ioMaxLines(block string) []string {
+// wbps=44518966 riops=92 wiops=94": agentIOShare of the disk's model in
+// models, by device number, else of its class's. The class is the one
+// blk-iocost starts a disk in (ioc_autop_idx): rotational, else an SSD
+// with a queue depth of 1 (blk_queue_depth: the driver's queue depth,
+// else nr_requests), else any SSD. blk-throttle takes no value below 2
+// (tg_set_limit).
+func ioMaxLines(block string, models map[string]ioModel) []string {
 	devs, _ := filepath.Glob(filepath.Join(block, "*", "device"))
 	var lines []string
 	for _, d := range devs {
 		dir := filepath.Dir(d)
-		dev, err := os.ReadFile(filepath.Join(dir, "dev"))
+		b, err := os.ReadFile(filepath.Join(dir, "dev"))
 		if err != nil {
 			continue
 		}
+		dev := strings.TrimSpace(string(b))
 		depth := readTrim(filepath.Join(d, "queue_depth"))
 		if depth == "" || depth == "0" {
 			depth = readTrim(filepath.Join(dir, "queue", "nr_requests"))
 		}
-		m := modelSSD
+		m, ok := models[dev]
 		switch {
+		case ok:
 		case readTrim(filepath.Join(dir, "queue", "rotational")) == "1":
 			m = modelHDD
 		case depth == "1":
 			m = modelSSDQD1
+		default:
+			m = modelSSD
 		}
-		lines = append(lines, fmt.Sprintf("%s rbps=%d wbps=%d riops=%d wiops=%d", strings.TrimSpace(string(dev)),
-			m.rbps/agentIOShare, m.wbps/agentIOShare, max(2, m.riops/agentIOShare), max(2, m.wiops/agentIOShare)))
+		lines = append(lines, fmt.Sprintf("%s rbps=%d wbps=%d riops=%d wiops=%d", dev,
+			max(2, m.rbps/agentIOShare), max(2, m.wbps/agentIOShare), max(2, m.riops/agentIOShare), max(2, m.wiops/agentIOShare)))
 	}
 	slices.Sort(lines)
 	return lines
@@ -119,7 +174,7 @@ func prepareIO(dir, leaf string) error {
 		return nil // a kernel without blk-throttle (CONFIG_BLK_DEV_THROTTLING): Inspect says so
 	}
 	set := strings.Split(strings.TrimSpace(string(b)), "\n")
-	for _, l := range ioMaxLines(sysBlock) {
+	for _, l := range diskLines() {
 		if slices.Contains(set, l) {
 			continue
 		}

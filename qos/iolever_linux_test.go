@@ -17,6 +17,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"golang.org/x/sys/unix"
+
+	"github.com/offmain/offmain/internal/mountinfo"
 )
 
 // TestIOMaxLines: each disk with a device gets the model of its class at
@@ -50,7 +52,7 @@ func TestIOMaxLines(t *testing.T) {
 		"8:16 rbps=122159157 wbps=106972887 riops=2129 wiops=5485",
 	}
 	slices.Sort(want)
-	assert.Equal(t, want, ioMaxLines(dir))
+	assert.Equal(t, want, ioMaxLines(dir, nil))
 }
 
 // startReading starts, with start, a shell that waits on its stdin, with
@@ -94,7 +96,7 @@ func TestIOLever(t *testing.T) {
 	cmd := startReading(t, nil, func(cmd *exec.Cmd) error { return g.Start(cmd, Agent, ModeUtility) })
 	on, _ := os.ReadFile(filepath.Join(dir, "cgroup.subtree_control"))
 	assert.Subset(t, strings.Fields(string(on)), []string{"cpu", "io", "memory"}, "controllers for the leaves: got %q", on)
-	lines := ioMaxLines(sysBlock)
+	lines := diskLines()
 	require.NotEmpty(t, lines, "the VM has a disk (vda)")
 	b, err := os.ReadFile(filepath.Join(dir, "offmain-nice15", "io.max"))
 	require.NoError(t, err)
@@ -106,6 +108,81 @@ func TestIOLever(t *testing.T) {
 	assert.Empty(t, a.Missing, "nothing is missing")
 	assert.Equal(t, filepath.Join(dir, "offmain-nice15"), a.Cgroup, "cgroup")
 	assert.Contains(t, a.String(), "; cgroup lever: cpu.weight.nice 15, io.max ", "String: got %q", a.String())
+}
+
+// TestParseCostModels: io.cost.model as blk-iocost prints it
+// (ioc_cost_model_prfill) gives each listed disk's figures; a line
+// without all four that io.max takes, or with one at 0, gives none.
+func TestParseCostModels(t *testing.T) {
+	got := parseCostModels("8:0 ctrl=user model=linear rbps=2706339840 rseqiops=89698 rrandiops=110036 wbps=1063126016 wseqiops=135560 wrandiops=130734\n" +
+		"254:0 ctrl=auto model=linear rbps=174019176 rseqiops=41708 rrandiops=370 wbps=178075866 wseqiops=42705 wrandiops=378\n" +
+		"8:16 ctrl=user model=linear rbps=0 rseqiops=1 rrandiops=1 wbps=1 wseqiops=1 wrandiops=1\n" +
+		"8:32 ctrl=user rbps=1000\n\n")
+	assert.Equal(t, map[string]ioModel{
+		"8:0":   {rbps: 2706339840, wbps: 1063126016, riops: 110036, wiops: 130734},
+		"254:0": modelHDD,
+	}, got)
+}
+
+// TestIOMaxLinesCostModel: a disk the kernel holds a cost model for gets
+// a quarter of that model, whatever its class; the others their class's.
+func TestIOMaxLinesCostModel(t *testing.T) {
+	dir := t.TempDir()
+	for _, d := range []struct{ name, dev string }{{"sda", "8:0"}, {"sdb", "8:16"}} {
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d.name, "device"), 0o755))
+		require.NoError(t, os.MkdirAll(filepath.Join(dir, d.name, "queue"), 0o755))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, d.name, "dev"), []byte(d.dev+"\n"), 0o644))
+		require.NoError(t, os.WriteFile(filepath.Join(dir, d.name, "queue", "rotational"), []byte("1\n"), 0o644))
+	}
+	models := map[string]ioModel{"8:0": {rbps: 20000000, wbps: 10000000, riops: 200, wiops: 5}}
+	assert.Equal(t, []string{
+		"8:0 rbps=5000000 wbps=2500000 riops=50 wiops=2", // measured: a quarter, but never below 2
+		"8:16 rbps=43504794 wbps=44518966 riops=92 wiops=94",
+	}, ioMaxLines(dir, models))
+}
+
+// TestIOLeverCostModel: where the root cgroup's io.cost.model holds a
+// model for a disk (written here as systemd-iocost writes the one its
+// hwdb has for a known disk), a Group's tier leaf gets a quarter of it in
+// io.max. The disk's model is put back as it was at the end. It needs
+// root and a kernel with blk-iocost, and runs in CI's VM.
+func TestIOLeverCostModel(t *testing.T) {
+	_, dir := ioCgroup(t, true)
+	file := filepath.Join(mountinfo.Cgroup2(), costModelFile)
+	before, err := os.ReadFile(file)
+	if err != nil {
+		t.Skipf("no %s: a kernel without blk-iocost (CONFIG_BLK_CGROUP_IOCOST): %v", file, err)
+	}
+	lines := ioMaxLines(sysBlock, nil)
+	require.NotEmpty(t, lines, "the VM has a disk (vda)")
+	dev, _, _ := strings.Cut(lines[0], " ")
+	const measured = "rbps=20971520 rseqiops=5120 rrandiops=200 wbps=10485760 wseqiops=2560 wrandiops=100"
+	if err := writeFile(file, dev+" ctrl=user model=linear "+measured); err != nil {
+		t.Skipf("writing %s needs root: %v", file, err)
+	}
+	t.Cleanup(func() {
+		// Back as it was: the figures it had if a user set them, else
+		// the kernel's own for the disk's class.
+		restore := dev + " ctrl=auto"
+		for l := range strings.Lines(string(before)) {
+			if f := strings.Fields(l); len(f) > 1 && f[0] == dev && f[1] == "ctrl=user" {
+				restore = strings.Join(f, " ")
+			}
+		}
+		assert.NoError(t, writeFile(file, restore), "putting back %s's model", dev)
+	})
+	want := dev + " rbps=5242880 wbps=2621440 riops=50 wiops=25"
+	require.Contains(t, diskLines(), want)
+	g := &Group{Cgroup: dir, OnError: func(err error) {
+		if _, ok := errors.AsType[*leverError](err); ok {
+			t.Error(err)
+		}
+	}}
+	unhooked(t)
+	startReading(t, nil, func(cmd *exec.Cmd) error { return g.Start(cmd, Agent, ModeUtility) })
+	b, err := os.ReadFile(filepath.Join(dir, "offmain-nice15", "io.max"))
+	require.NoError(t, err)
+	assert.Contains(t, sortedLines(b), want, "io.max of the tier's leaf")
 }
 
 // TestIOLeverNotDelegated: without the io controller a Group starts as
@@ -243,7 +320,7 @@ func TestReadLevers(t *testing.T) {
 // written to, for each write starts blk-throttle's accounting afresh; a
 // line that differs is written.
 func TestPrepareIOKeepsLines(t *testing.T) {
-	lines := ioMaxLines(sysBlock)
+	lines := diskLines()
 	if len(lines) == 0 {
 		t.Skip("this machine lists no disk with a device in", sysBlock)
 	}
