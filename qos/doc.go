@@ -103,13 +103,12 @@
 // (bench/README.md, "The I/O lever"). If it cannot be set, the command
 // starts without it and the error goes to the Group's OnError, once for
 // each distinct failure: it is the tier's, which each later Start in the
-// tier would meet again. A normal
-// user has the io controller only where it is delegated, and systemd
-// (since 252) delegates pids, memory and cpu to a user's manager
-// (units/user@.service.in), not io: an admin adds it with the line
-// Delegate=pids memory cpu io in a drop-in for user@.service. Without it
-// nothing changes, and [Inspect] names the missing lever ([Applied]'s
-// Missing) and that line.
+// tier would meet again. A normal user has the io controller only where
+// it is delegated, and systemd (since 252) delegates pids, memory and cpu
+// to a user's manager (units/user@.service.in), not io: an admin adds it
+// with the line Delegate=pids memory cpu io in a drop-in for
+// user@.service. Without it nothing changes, and [Inspect] names the
+// missing lever ([Applied]'s Missing) and that line.
 //
 // # Platforms
 //

@@ -20,10 +20,11 @@ import (
 // leaf gets an io.max that holds what its commands read and write to a
 // quarter of what the kernel's I/O cost model says each disk can do: the
 // model it holds for the disk where it has one (measured for it, where
-// systemd-iocost or an admin set it), else its class's. blk-throttle, which serves io.max, works on any I/O scheduler
+// systemd-iocost or an admin set it), else its class's. blk-throttle,
+// which serves io.max, works on any I/O scheduler
 // (Documentation/admin-guide/cgroup-v2.rst, "IO Interface Files"), so the
-// lever needs neither BFQ nor root; the memory controller goes with it, for
-// writeback is charged to a cgroup only where both are enabled
+// lever needs neither BFQ nor root; the memory controller goes with it,
+// for writeback is charged to a cgroup only where both are enabled
 // (cgroup-v2.rst, "Writeback"). Without the io controller nothing changes
 // and Inspect says what is missing. DESIGN.md ("The I/O lever") has why
 // io.max and not io.latency or io.weight; bench/README.md the figures.
