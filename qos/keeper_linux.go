@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -201,11 +202,15 @@ func keeperFailed(sock int, err error) int {
 // exitStatus ends this process as ws says a child ended: it returns the
 // same exit status, or dies of the same signal, whose default action is
 // restored at the kernel, past the Go runtime's handler, after a core dump
-// is ruled out (the child dumped its own, if any).
+// is ruled out (the child dumped its own, if any). The signal goes to this
+// very thread, unblocked, so the kernel delivers it as tgkill(2) returns:
+// unlocked, the goroutine could move to another thread between Gettid and
+// Tgkill, and the SIGKILL after it could land first.
 func exitStatus(ws syscall.WaitStatus) int {
 	if !ws.Signaled() {
 		return ws.ExitStatus()
 	}
+	runtime.LockOSThread() // never unlocked: the process ends here
 	sig := ws.Signal()
 	_ = unix.Setrlimit(unix.RLIMIT_CORE, &unix.Rlimit{})
 	signal.Reset(sig)
