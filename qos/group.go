@@ -73,14 +73,17 @@ type Group struct {
 	// started: a step qos took for a command after it started and that
 	// failed (the command runs without it: Linux, its move to SCHED_IDLE or
 	// its session's autogroup nice value), the I/O lever a tier's cgroup
-	// could not be given (once for each distinct failure, which every later
-	// Start in that tier would meet again), and the notice that this Group
-	// holds less than it would with [Main]. It may be called from another
-	// goroutine, one call at a time; it must not block for long. It takes
-	// the same function as statefile's Options.OnError, so an app shows
-	// both the same way. Nil: each error is logged to [slog.Default].
+	// could not be given (once for each run of the same failure, which
+	// every later Start in that tier would meet again), and the notice
+	// that this Group holds less than it would with [Main]. It may be
+	// called from another goroutine, one call at a time; it must not block
+	// for long, nor call this Group's Start, which may report and would
+	// wait for the call under way. It takes the same function as
+	// statefile's Options.OnError, so an app shows both the same way. Nil:
+	// each error is logged to [slog.Default].
 	OnError func(error)
 
+	reportMu sync.Mutex // held for each OnError call: one at a time
 	mu       sync.Mutex // protects the fields below
 	members  []member
 	starting int           // Starts under way
@@ -112,8 +115,11 @@ func (g *Group) tellOnce(err error) {
 	}
 }
 
-// report hands err to OnError, or logs it.
+// report hands err to OnError, or logs it, one error at a time: Starts on
+// several goroutines and the pacer's retries report concurrently.
 func (g *Group) report(err error) {
+	g.reportMu.Lock()
+	defer g.reportMu.Unlock()
 	if g.OnError != nil {
 		g.OnError(err)
 		return

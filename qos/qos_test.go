@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -190,4 +191,31 @@ func TestAppliedString(t *testing.T) {
 			assert.NotContains(t, got, "\n", "one line")
 		})
 	}
+}
+
+// TestGroupReportsOneAtATime: OnError is called one error at a time, as
+// its documentation says, though Starts on several goroutines and the
+// pacer report concurrently: a handler may append to a slice unlocked.
+func TestGroupReportsOneAtATime(t *testing.T) {
+	var inside, overlaps, calls int // the handler takes no lock of its own
+	g := &Group{OnError: func(error) {
+		inside++
+		if inside > 1 {
+			overlaps++
+		}
+		calls++
+		runtime.Gosched()
+		inside--
+	}}
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Go(func() {
+			for range 200 {
+				g.report(errors.New("qos: a step failed"))
+			}
+		})
+	}
+	wg.Wait()
+	assert.Equal(t, 1600, calls, "every error reaches OnError")
+	assert.Zero(t, overlaps, "calls of OnError overlapped")
 }
