@@ -180,9 +180,10 @@ func (s *session) target() (pid int, start uint64, ok bool) {
 // write sets the session's autogroup to the tier's nice value. A session
 // with no member left needs nothing. An EAGAIN (the rate limit) is returned
 // as it is, for the pacer to retry; a member that exits while the write is
-// under way gives way to the next, the leader of a daemonizing session
-// most often, which exits as soon as its grandchild runs. A session whose
-// members all exit that way, sessionTries times, is ending.
+// under way (errExited, or any error once it no longer runs) gives way to
+// the next: the leader of a daemonizing session most often, which exits
+// as soon as its grandchild runs. If sessionTries members in turn exit
+// so, the write fails with errExited rather than count as done.
 func (s *session) write() error {
 	for range sessionTries {
 		pid, start, ok := s.target()
@@ -190,12 +191,12 @@ func (s *session) write() error {
 			return nil
 		}
 		err := writeGroupNice(pid, start, s.nice, s.app)
-		if errors.Is(err, errExited) || err != nil && !errors.Is(err, unix.EAGAIN) && !running(pid, start) {
+		if err != nil && !errors.Is(err, unix.EAGAIN) && !running(pid, start) {
 			continue
 		}
 		return err
 	}
-	return nil
+	return fmt.Errorf("%w, in %d of the session's members in turn", errExited, sessionTries)
 }
 
 // sessionTries is how many of a session's members write tries in turn.
