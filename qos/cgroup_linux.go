@@ -43,7 +43,7 @@ func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string, report func
 		if report == nil {
 			report = logError
 		}
-		report(&leverError{err})
+		report(&leverError{leaf: leaf, err: err})
 	}
 	if sub != "" {
 		leaf = filepath.Join(leaf, sub)

@@ -46,7 +46,7 @@ func testCgroup(t *testing.T, cpu bool) (root, dir string, hasCPU bool) {
 	if cpu {
 		enableCPU(t, root) // first, so that its cleanup runs after the cgroup is gone
 	}
-	dir = mkCgroup(t, filepath.Join(root, fmt.Sprintf("offmain-qos-test-%d-%s", os.Getpid(), t.Name())))
+	dir = mkCgroup(t, filepath.Join(root, fmt.Sprintf("offmain-qos-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-"))))
 	if !cpu {
 		dir = mkCgroup(t, filepath.Join(dir, "no-cpu"))
 	}

@@ -95,15 +95,16 @@
 // reaches a Group's Cgroup, each lowered tier's cgroup gets an io.max for
 // each disk with a device, a quarter of what the kernel's I/O cost model
 // says the disk can do: the model the root cgroup's io.cost.model holds
-// for it (measured for the disk where systemd-iocost(1) or an admin wrote
-// it), else the defaults for its class (block/blk-iocost.c, autop[]); and
+// for it (figures written for the disk, by systemd-iocost(1) from its
+// hwdb or by an admin), else the defaults for its class
+// (block/blk-iocost.c, autop[]); and
 // the memory controller with it, without which writeback is not charged
 // to the agents (cgroup-v2.rst, "Writeback"). The limit holds while the
 // GUI is idle too: the agents' disk throughput is the price
 // (bench/README.md, "The I/O lever"). If it cannot be set, the command
 // starts without it and the error goes to the Group's OnError, once for
-// each distinct failure: it is the tier's, which each later Start in the
-// tier would meet again. A normal user has the io controller only where
+// each run of the same failure: it is the tier's, which each later Start
+// in the tier would meet again. A normal user has the io controller only where
 // it is delegated, and systemd (since 252) delegates pids, memory and cpu
 // to a user's manager (units/user@.service.in), not io: an admin adds it
 // with the line Delegate=pids memory cpu io in a drop-in for

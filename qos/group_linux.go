@@ -15,28 +15,37 @@ import (
 
 // groupSys is what a Group keeps on Linux.
 type groupSys struct {
-	send   signaller       // how its members signal a process; nil: sendSignal (a test refuses some)
-	levers map[string]bool // the I/O lever failures told, by message; under Group.mu
+	send   signaller         // how its members signal a process; nil: sendSignal (a test refuses some)
+	levers map[string]string // the I/O lever failure last told for each tier leaf; under Group.mu
 }
 
-// tell reports err, but each distinct failure of the I/O lever only once:
-// it is the failure of a tier's leaf, which every later Start in that tier
-// meets again, and telling it at each Start would bury the app's log.
-// [Inspect] still names, for each process, the lever it goes without.
-func (g *Group) tell(err error) {
-	if _, ok := errors.AsType[*leverError](err); ok {
-		g.mu.Lock()
-		told := g.sys.levers[err.Error()]
-		if g.sys.levers == nil {
-			g.sys.levers = make(map[string]bool)
-		}
-		g.sys.levers[err.Error()] = true
-		g.mu.Unlock()
-		if told {
-			return
-		}
+// tellLever reports err, the I/O lever's failure at a Start into leaf,
+// but not again while the leaf fails the same way: the failure is the
+// leaf's, which every later Start in the tier meets, and telling it at
+// each would bury the app's log ([Inspect] still names, for each process,
+// the lever it goes without). A Start that got the lever (err nil) ends
+// the run, so a failure after it is told again, as statefile tells a
+// save's.
+func (g *Group) tellLever(leaf string, err error) {
+	if leaf == "" {
+		return
 	}
-	g.report(err)
+	g.mu.Lock()
+	last, told := g.sys.levers[leaf]
+	tell := err != nil && (!told || last != err.Error())
+	switch {
+	case err == nil:
+		delete(g.sys.levers, leaf)
+	case tell:
+		if g.sys.levers == nil {
+			g.sys.levers = make(map[string]string)
+		}
+		g.sys.levers[leaf] = err.Error()
+	}
+	g.mu.Unlock()
+	if tell {
+		g.report(err)
+	}
 }
 
 func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
@@ -55,9 +64,11 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	}
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
-	if err := startAt(cmd, settingFor(t, m), &startOpts{cgroup: g.Cgroup, fg: -1, report: g.tell}); err != nil {
+	o := &startOpts{cgroup: g.Cgroup, fg: -1, report: g.report}
+	if err := startAt(cmd, settingFor(t, m), o); err != nil {
 		return nil, err
 	}
+	g.tellLever(o.dir, o.lever)
 	return &plainMember{cmd: cmd, exit: openPidfd(cmd.Process.Pid), group: group, send: g.sys.send}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 
@@ -54,16 +55,21 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 }
 
 // tellSteps reports the steps the holder of the command at path says
-// failed: each as the command's, but the I/O lever's as its leaf's.
+// failed: each as the command's, but the I/O lever's as its leaf's, the
+// parent of the command's own cgroup (holder.start).
 func (g *Group) tellSteps(path string, st helperStatus) {
+	var lever error
 	for _, f := range st.Steps {
 		if f.Step == leverStep {
-			g.tell(&leverError{f.err()})
+			lever = &leverError{leaf: filepath.Dir(st.Cgroup), err: f.err()}
 			continue
 		}
 		serr := &stepError{path: path, pid: st.Agent, step: f.Step, err: f.err()}
 		autogroups.fail(st.Agent, st.AgentStart, serr)
 		g.report(serr)
+	}
+	if st.Cgroup != "" {
+		g.tellLever(filepath.Dir(st.Cgroup), lever)
 	}
 }
 

@@ -138,6 +138,9 @@ func (h *holder) start() helperStatus {
 		o.sub = "agent-" + strconv.Itoa(os.Getpid())
 	}
 	err := startAt(cmd, set, o)
+	if o.lever != nil {
+		steps = append(steps, stepOf(o.lever))
+	}
 	h.cgroup = o.dir
 	if err != nil {
 		h.removeCgroup()

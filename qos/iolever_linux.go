@@ -19,8 +19,8 @@ import (
 // The I/O lever: where a Group's Cgroup has the io controller, each tier's
 // leaf gets an io.max that holds what its commands read and write to a
 // quarter of what the kernel's I/O cost model says each disk can do: the
-// model it holds for the disk where it has one (measured for it, where
-// systemd-iocost or an admin set it), else its class's. blk-throttle,
+// model it holds for the disk where it has one (figures written for it
+// by systemd-iocost or an admin), else its class's. blk-throttle,
 // which serves io.max, works on any I/O scheduler
 // (Documentation/admin-guide/cgroup-v2.rst, "IO Interface Files"), so the
 // lever needs neither BFQ nor root; the memory controller goes with it,
@@ -70,11 +70,13 @@ func diskLines() []string {
 // rbps=... rseqiops=... rrandiops=... wbps=... wseqiops=... wrandiops=..."
 // a line (block/blk-iocost.c, ioc_cost_model_prfill), into each disk's
 // model by device number. A disk is listed once blk-iocost was set up for
-// it. With ctrl=user its figures were measured for it: systemd-iocost(1)
-// writes those its hwdb has for the disk's model (src/iocost/iocost.c in
-// systemd), and an admin may write resctl-bench's; with ctrl=auto they
-// are its class's, as ioMaxLines would pick. A line without the four
-// figures io.max takes, or with one at 0, is left out.
+// it. With ctrl=user its figures were written for it: systemd-iocost(1)
+// writes those its hwdb has for the disk's make and model
+// (src/iocost/iocost.c in systemd), an admin perhaps resctl-bench's
+// measurements; with ctrl=auto they are blk-iocost's own pick, its
+// class's defaults or, for an SSD it found faster than those, the next
+// set up (ioc_autop_idx). A line without the four figures io.max takes,
+// or with one at 0, is left out.
 func parseCostModels(s string) map[string]ioModel {
 	models := map[string]ioModel{}
 	for line := range strings.Lines(s) {
@@ -140,9 +142,12 @@ func ioMaxLines(block string, models map[string]ioModel) []string {
 
 // leverError is the failure to give a tier's leaf the I/O lever, which
 // the command starts without. It is the leaf's, not the command's, so a
-// Group tells each once (Group.tell); a holder sends it as the step
-// leverStep.
-type leverError struct{ err error }
+// Group tells it once for each run of the same failure (Group.tellLever);
+// a holder sends it as the step leverStep.
+type leverError struct {
+	leaf string // the tier's leaf
+	err  error
+}
 
 func (e *leverError) Error() string { return e.err.Error() }
 func (e *leverError) Unwrap() error { return e.err }

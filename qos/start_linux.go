@@ -25,9 +25,10 @@ type startOpts struct {
 	ptrace func() bool
 	// fork starts cmd and returns its pid; nil: cmd.Start. The holder
 	// forks with syscall.ForkExec (see forkExec).
-	fork func(cmd *exec.Cmd) (pid int, err error)
-	dir  string // set by startAt: the command's cgroup, or ""
-	pid  int    // set by startAt: the command's pid
+	fork  func(cmd *exec.Cmd) (pid int, err error)
+	dir   string // set by startAt: the command's cgroup, or ""
+	pid   int    // set by startAt: the command's pid
+	lever error  // set by startAt: why the tier's leaf could not get the I/O lever, or nil
 }
 
 // start forks cmd as o says and notes its pid.
@@ -59,7 +60,7 @@ func startAt(cmd *exec.Cmd, s setting, o *startOpts) error {
 	if caller != nil && caller.Ptrace {
 		return fmt.Errorf("qos: start %s: SysProcAttr.Ptrace is tied to the starting thread, which Start retires", cmd.Path)
 	}
-	release, dir, err := joinCgroup(cmd, o.cgroup, s, o.sub, o.report)
+	release, dir, err := joinCgroup(cmd, o.cgroup, s, o.sub, func(err error) { o.lever = err })
 	if err != nil {
 		return err
 	}
