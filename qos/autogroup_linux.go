@@ -196,6 +196,9 @@ func (s *session) write() error {
 		}
 		return err
 	}
+	if _, _, ok := s.target(); !ok {
+		return nil // the last of them is gone: nothing to weigh
+	}
 	return fmt.Errorf("%w, in %d of the session's members in turn", errExited, sessionTries)
 }
 

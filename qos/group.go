@@ -77,20 +77,22 @@ type Group struct {
 	// every later Start in that tier would meet again), and the notice
 	// that this Group holds less than it would with [Main]. It may be
 	// called from another goroutine, one call at a time; it must not block
-	// for long, nor call this Group's Start, which may report and would
-	// wait for the call under way. It takes the same function as
-	// statefile's Options.OnError, so an app shows both the same way. Nil:
-	// each error is logged to [slog.Default].
+	// for long, for the errors after it are delivered once it returns. It
+	// may call the Group's methods: an error they report comes after. It
+	// takes the same function as statefile's Options.OnError, so an app
+	// shows both the same way. Nil: each error is logged to [slog.Default].
 	OnError func(error)
 
-	reportMu sync.Mutex // held for each OnError call: one at a time
-	mu       sync.Mutex // protects the fields below
-	members  []member
-	starting int           // Starts under way
-	idle     chan struct{} // closed when starting drops to 0, if Stop waits for it
-	stopped  bool
-	told     bool     // tellOnce has told
-	sys      groupSys // what the platform's Group keeps
+	reportMu   sync.Mutex // protects reports and delivering
+	reports    []error    // errors waiting for OnError
+	delivering bool       // a report is calling OnError: one at a time
+	mu         sync.Mutex // protects the fields below
+	members    []member
+	starting   int           // Starts under way
+	idle       chan struct{} // closed when starting drops to 0, if Stop waits for it
+	stopped    bool
+	told       bool     // tellOnce has told
+	sys        groupSys // what the platform's Group keeps
 }
 
 // member is a command the Group started, with what it started.
@@ -116,15 +118,32 @@ func (g *Group) tellOnce(err error) {
 }
 
 // report hands err to OnError, or logs it, one error at a time: Starts on
-// several goroutines and the pacer's retries report concurrently.
+// several goroutines and the pacer's retries report concurrently. The
+// errors queue, and whichever report finds no one delivering delivers
+// them all, so a report from inside OnError (a Start it calls) queues
+// and returns rather than waiting for the call it is in.
 func (g *Group) report(err error) {
 	g.reportMu.Lock()
-	defer g.reportMu.Unlock()
-	if g.OnError != nil {
-		g.OnError(err)
+	g.reports = append(g.reports, err)
+	if g.delivering {
+		g.reportMu.Unlock()
 		return
 	}
-	slog.Default().Warn("qos: error", slog.Any("err", err))
+	g.delivering = true
+	for len(g.reports) > 0 {
+		err := g.reports[0]
+		g.reports[0] = nil
+		g.reports = g.reports[1:]
+		g.reportMu.Unlock()
+		if g.OnError != nil {
+			g.OnError(err)
+		} else {
+			slog.Default().Warn("qos: error", slog.Any("err", err))
+		}
+		g.reportMu.Lock()
+	}
+	g.reports, g.delivering = nil, false
+	g.reportMu.Unlock()
 }
 
 // Start starts cmd as [Start] does, in tier t under mode m, in a process

@@ -66,6 +66,9 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	group := ownGroup(cmd)
 	o := &startOpts{cgroup: g.Cgroup, fg: -1, report: g.report}
 	if err := startAt(cmd, settingFor(t, m), o); err != nil {
+		if le, ok := errors.AsType[*leverError](o.lever); ok {
+			g.tellLever(le.leaf, o.lever) // the start failed after it: still the leaf's
+		}
 		return nil, err
 	}
 	g.tellLever(o.dir, o.lever)

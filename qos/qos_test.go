@@ -219,3 +219,26 @@ func TestGroupReportsOneAtATime(t *testing.T) {
 	assert.Equal(t, 1600, calls, "every error reaches OnError")
 	assert.Zero(t, overlaps, "calls of OnError overlapped")
 }
+
+// TestGroupReportFromOnError: an OnError that calls into the Group, whose
+// report comes back to OnError, does not wait for itself: the inner
+// error is delivered once the outer call returns, still one at a time.
+func TestGroupReportFromOnError(t *testing.T) {
+	var got []string
+	var g *Group
+	g = &Group{OnError: func(err error) {
+		got = append(got, err.Error())
+		if err.Error() == "outer" {
+			g.report(errors.New("inner"))
+			got = append(got, "outer returns")
+		}
+	}}
+	done := make(chan struct{})
+	go func() { defer close(done); g.report(errors.New("outer")) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("a report from inside OnError waited for the call it was in")
+	}
+	assert.Equal(t, []string{"outer", "outer returns", "inner"}, got)
+}

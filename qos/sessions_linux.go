@@ -85,13 +85,14 @@ func (w *sessionWatch) queue(p proc, name string) *session {
 }
 
 // settled forgets the writes that are done, denying the autogroups whose
-// write failed other than by the rate limit.
+// write failed other than by the rate limit or by its members exiting
+// under it (a session with members left is looked at again).
 func (w *sessionWatch) settled() {
 	for name, s := range w.queued {
 		select {
 		case <-s.done:
 			delete(w.queued, name)
-			if s.err != nil && !errors.Is(s.err, unix.EAGAIN) {
+			if s.err != nil && !errors.Is(s.err, unix.EAGAIN) && !errors.Is(s.err, errExited) {
 				w.denied[name] = true
 			}
 		default:
