@@ -175,18 +175,25 @@ func TestCloseStopsRetries(t *testing.T) {
 	})
 }
 
-// A failed remove is kept and retried like a save.
+// A failed remove is kept and retried like a save. The remove fails on
+// the writer first (synctest.Wait: before the Flush, which would
+// otherwise race it), then at the Flush's own try, so the timer's next
+// wait is twice the first.
 func TestRetryRemove(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		r := newRetryRig(t)
 		f, _ := Open[int](r.s, osPath("/state/f.json"))
 		require.NoError(t, f.Save(1))
 		require.NoError(t, r.s.Flush(context.Background()))
+		before, _, _ := r.counts()
 		r.setFail(errFull)
 		require.NoError(t, f.Remove())
+		synctest.Wait()
 		assert.ErrorIs(t, f.Flush(context.Background()), errFull)
+		attempts, _, _ := r.counts()
+		require.Equal(t, 2, attempts-before, "the remove's attempt and the Flush's")
 		r.setFail(nil)
-		elapse(retryFirst)
+		elapse(2 * retryFirst)
 		_, ok := r.d.content(osPath("/state/f.json"))
 		assert.False(t, ok, "the retried remove removed the file")
 		assert.NoError(t, f.Flush(context.Background()))
