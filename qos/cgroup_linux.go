@@ -17,48 +17,47 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// joinCgroup prepares the leaf cgroup for s under cgroup, and in it the
-// command's own cgroup sub if sub is not "", and makes cmd start there
-// (SysProcAttr.UseCgroupFD: clone3(2) CLONE_INTO_CGROUP, so no thread or
-// child of the command runs outside it). A cgroup below the leaf takes no
-// controller of its own: its processes count as the leaf's for the cpu
+// joinCgroup prepares the tier's leaf cgroup for s under o.cgroup, and in
+// it the command's own cgroup o.sub if that is not "", and makes cmd start
+// there (SysProcAttr.UseCgroupFD: clone3(2) CLONE_INTO_CGROUP, so no thread
+// or child of the command runs outside it). A cgroup below the leaf takes
+// no controller of its own: its processes count as the leaf's for the cpu
 // controller (cgroup-v2.rst, "Top-down Constraint"), and it lets the
 // command's tree be killed at once (cgroup.kill). The leaf gets the I/O
-// lever too (prepareIO); if that fails, the error goes to report and the
-// command starts without it. dir is where cmd starts; release closes the
-// descriptor once the command has started.
-func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string, report func(error)) (release func(), dir string, err error) {
+// lever too (prepareIO); if that fails, the failure is o.lever and the
+// command starts without it. It sets o.leaf and o.dir, where cmd starts;
+// release closes the descriptor once the command has started.
+func (o *startOpts) joinCgroup(cmd *exec.Cmd, s setting) (release func(), err error) {
 	release = func() {}
-	if cgroup == "" || s.nice == 0 && !s.idle {
-		return release, "", nil
+	if o.cgroup == "" || s.nice == 0 && !s.idle {
+		return release, nil
 	}
 	if cmd.SysProcAttr != nil && cmd.SysProcAttr.UseCgroupFD {
-		return release, "", nil // the caller chose a cgroup
+		return release, nil // the caller chose a cgroup
 	}
-	leaf, err := prepareLeaf(cgroup, s)
+	leaf, err := prepareLeaf(o.cgroup, s)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	if err := prepareIO(cgroup, leaf); err != nil {
-		if report == nil {
-			report = logError
-		}
-		report(&leverError{leaf: leaf, err: err})
+	o.leaf = leaf
+	if err := prepareIO(o.cgroup, leaf); err != nil {
+		o.lever = &leverError{err}
 	}
-	if sub != "" {
-		leaf = filepath.Join(leaf, sub)
-		if err := os.Mkdir(leaf, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, "", fmt.Errorf("qos: cgroup: %w", err)
+	dir := leaf
+	if o.sub != "" {
+		dir = filepath.Join(leaf, o.sub)
+		if err := os.Mkdir(dir, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return nil, fmt.Errorf("qos: cgroup: %w", err)
 		}
 	}
 	// O_PATH is enough: the kernel takes the descriptor with fget_raw
 	// (kernel/cgroup/cgroup.c, cgroup_css_set_fork).
-	fd, err := unix.Open(leaf, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	fd, err := unix.Open(dir, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 	if err != nil {
-		if sub != "" {
-			_ = os.Remove(leaf)
+		if o.sub != "" {
+			_ = os.Remove(dir)
 		}
-		return nil, "", fmt.Errorf("qos: open cgroup %s: %w", leaf, err)
+		return nil, fmt.Errorf("qos: open cgroup %s: %w", dir, err)
 	}
 	attr := syscall.SysProcAttr{}
 	if cmd.SysProcAttr != nil {
@@ -66,7 +65,8 @@ func joinCgroup(cmd *exec.Cmd, cgroup string, s setting, sub string, report func
 	}
 	attr.UseCgroupFD, attr.CgroupFD = true, fd
 	cmd.SysProcAttr = &attr
-	return func() { _ = unix.Close(fd) }, leaf, nil
+	o.dir = dir
+	return func() { _ = unix.Close(fd) }, nil
 }
 
 // prepareLeaf makes (or reuses) the leaf cgroup for s under dir and sets its

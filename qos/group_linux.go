@@ -65,13 +65,11 @@ func (g *Group) startMember(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	dieWithApp(cmd)
 	group := ownGroup(cmd)
 	o := &startOpts{cgroup: g.Cgroup, fg: -1, report: g.report}
-	if err := startAt(cmd, settingFor(t, m), o); err != nil {
-		if le, ok := errors.AsType[*leverError](o.lever); ok {
-			g.tellLever(le.leaf, o.lever) // the start failed after it: still the leaf's
-		}
+	err := startAt(cmd, settingFor(t, m), o)
+	g.tellLever(o.leaf, o.lever) // the leaf's, whether or not the command started
+	if err != nil {
 		return nil, err
 	}
-	g.tellLever(o.dir, o.lever)
 	return &plainMember{cmd: cmd, exit: openPidfd(cmd.Process.Pid), group: group, send: g.sys.send}, nil
 }
 

@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 
@@ -43,7 +42,8 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 	}
 	mem, st, err := handshake(cmd, life, spec)
 	if err != nil {
-		_ = unix.Close(life) // the holder, if it runs, kills what it started
+		g.tellLever(st.Leaf, st.lever()) // the leaf's, though the command did not start
+		_ = unix.Close(life)             // the holder, if it runs, kills what it started
 		_ = cmd.Wait()
 		cmd.Process, cmd.ProcessState = nil, nil
 		return nil, err
@@ -55,22 +55,14 @@ func (g *Group) startHeld(cmd *exec.Cmd, t Tier, m Mode) (member, error) {
 }
 
 // tellSteps reports the steps the holder of the command at path says
-// failed: each as the command's, but the I/O lever's as its leaf's, the
-// parent of the command's own cgroup (holder.start).
+// failed: each as the command's, and the I/O lever's as its tier leaf's.
 func (g *Group) tellSteps(path string, st helperStatus) {
-	var lever error
 	for _, f := range st.Steps {
-		if f.Step == leverStep {
-			lever = &leverError{leaf: filepath.Dir(st.Cgroup), err: f.err()}
-			continue
-		}
 		serr := &stepError{path: path, pid: st.Agent, step: f.Step, err: f.err()}
 		autogroups.fail(st.Agent, st.AgentStart, serr)
 		g.report(serr)
 	}
-	if st.Cgroup != "" {
-		g.tellLever(filepath.Dir(st.Cgroup), lever)
-	}
+	g.tellLever(st.Leaf, st.lever())
 }
 
 // spec is what the holder is told of cmd.

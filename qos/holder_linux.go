@@ -138,16 +138,16 @@ func (h *holder) start() helperStatus {
 		o.sub = "agent-" + strconv.Itoa(os.Getpid())
 	}
 	err := startAt(cmd, set, o)
-	if o.lever != nil {
-		steps = append(steps, stepOf(o.lever))
-	}
 	h.cgroup = o.dir
 	if err != nil {
 		h.removeCgroup()
-		return statusOf(err)
+		st := statusOf(err)
+		st.Leaf, st.Lever = o.leaf, leverOf(o.lever) // the leaf's, told even so
+		return st
 	}
 	h.agent = o.pid // reaped below, with whatever else comes to the holder
-	st := helperStatus{Holder: os.Getpid(), Agent: h.agent, AgentStart: startTime(h.agent), Cgroup: h.cgroup, Steps: steps}
+	st := helperStatus{Holder: os.Getpid(), Agent: h.agent, AgentStart: startTime(h.agent), Cgroup: h.cgroup, Steps: steps,
+		Leaf: o.leaf, Lever: leverOf(o.lever)}
 	if h.cgroup != "" {
 		_, _ = unix.Write(h.keeper, []byte("cgroup "+h.cgroup+"\n"))
 	}

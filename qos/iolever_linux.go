@@ -143,17 +143,11 @@ func ioMaxLines(block string, models map[string]ioModel) []string {
 // leverError is the failure to give a tier's leaf the I/O lever, which
 // the command starts without. It is the leaf's, not the command's, so a
 // Group tells it once for each run of the same failure (Group.tellLever);
-// a holder sends it as the step leverStep.
-type leverError struct {
-	leaf string // the tier's leaf
-	err  error
-}
+// a holder sends it as helperStatus.Lever.
+type leverError struct{ err error }
 
 func (e *leverError) Error() string { return e.err.Error() }
 func (e *leverError) Unwrap() error { return e.err }
-
-// leverStep names the I/O lever among the steps a holder reports.
-const leverStep = "the I/O lever"
 
 // prepareIO gives leaf, a tier's leaf under dir, the I/O lever when dir
 // has the io controller: io and memory enabled for dir's children, then

@@ -406,56 +406,97 @@ func TestLimits(t *testing.T) {
 // the io controller cannot be enabled for the leaves) the command still
 // gets its leaf, and the error goes to the Group's report.
 func TestIOLeverErrorStartsAnyway(t *testing.T) {
-	dir := t.TempDir()
-	leaf := filepath.Join(dir, "offmain-nice15")
+	dir, leaf := leverless(t)
+	cmd := exec.Command("/bin/true")
+	o := &startOpts{cgroup: dir}
+	release, err := o.joinCgroup(cmd, settingFor(Agent, ModeUtility))
+	require.NoError(t, err, "the I/O lever's failure does not stop the start")
+	defer release()
+	assert.Equal(t, leaf, o.leaf)
+	assert.Equal(t, leaf, o.dir)
+	require.NotNil(t, cmd.SysProcAttr)
+	assert.True(t, cmd.SysProcAttr.UseCgroupFD, "the command starts in its leaf")
+	require.Error(t, o.lever)
+	assert.ErrorContains(t, o.lever, "the I/O lever: enabling the memory controller")
+	assert.ErrorIs(t, o.lever, os.ErrNotExist)
+	_, ok := errors.AsType[*leverError](o.lever)
+	assert.True(t, ok, "the failure is the leaf's, which a Group tells once: %T", o.lever)
+}
+
+// leverless makes a directory that passes for a delegated cgroup with the
+// io controller whose Agent tier leaf cannot get the I/O lever: it has no
+// cgroup.subtree_control, so enabling a controller fails (ENOENT).
+func leverless(t *testing.T) (dir, leaf string) {
+	dir = t.TempDir()
+	leaf = filepath.Join(dir, "offmain-nice15")
 	require.NoError(t, os.Mkdir(leaf, 0o755))
 	require.NoError(t, os.WriteFile(filepath.Join(leaf, "cpu.weight.nice"), nil, 0o644))
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "cgroup.controllers"), []byte("cpu io memory\n"), 0o644))
-	// No cgroup.subtree_control: enabling a controller fails (ENOENT).
-	var reported []error
-	cmd := exec.Command("/bin/true")
-	release, got, err := joinCgroup(cmd, dir, settingFor(Agent, ModeUtility), "", func(err error) { reported = append(reported, err) })
-	require.NoError(t, err, "the I/O lever's failure does not stop the start")
-	defer release()
-	assert.Equal(t, leaf, got)
-	require.NotNil(t, cmd.SysProcAttr)
-	assert.True(t, cmd.SysProcAttr.UseCgroupFD, "the command starts in its leaf")
-	require.Len(t, reported, 1)
-	assert.ErrorContains(t, reported[0], "the I/O lever: enabling the memory controller")
-	assert.ErrorIs(t, reported[0], os.ErrNotExist)
-	_, ok := errors.AsType[*leverError](reported[0])
-	assert.True(t, ok, "the failure is the leaf's, which a Group tells once: %T", reported[0])
+	return dir, leaf
+}
+
+// TestIOLeverToldOnFailedStart: a Start that fails after its tier leaf
+// could not get the I/O lever (here the command does not exist) still
+// tells the lever's failure, once for the run, as the leaf's; the app
+// gets each start's own error. It holds whether the app (no Main) or a
+// holder set the leaf up.
+func TestIOLeverToldOnFailedStart(t *testing.T) {
+	for _, held := range []bool{false, true} {
+		t.Run(map[bool]string{false: "plain", true: "held"}[held], func(t *testing.T) {
+			dir, _ := leverless(t)
+			var told []error
+			g := &Group{Cgroup: dir, OnError: func(err error) { told = append(told, err) }}
+			if !held {
+				unhooked(t)
+			}
+			for range 3 {
+				err := g.Start(exec.Command("/nonexistent/agent"), Agent, ModeUtility)
+				require.Error(t, err, "a command that does not exist starts")
+			}
+			var levers []error
+			for _, err := range told {
+				if _, ok := errors.AsType[*leverError](err); ok {
+					levers = append(levers, err)
+				}
+			}
+			require.Len(t, levers, 1, "told: %q", told)
+			assert.ErrorIs(t, levers[0], os.ErrNotExist)
+			assert.ErrorContains(t, levers[0], "qos: cgroup "+dir+": the I/O lever: enabling the memory controller")
+		})
+	}
 }
 
 // TestIOLeverToldOnce: a Group tells the I/O lever's failure at a tier
 // leaf once for each run of the same failure, whether the app met it or a
-// holder did (the leaf is then the parent of the command's cgroup): every
-// later Start in the tier meets it again. A Start that got the lever ends
+// holder did (and sent it with the leaf), and whether or not the command
+// started: every later Start in the tier meets it again. A Start that got the lever ends
 // the run; a different failure, or another leaf's, is told; any other
 // error is told each time.
 func TestIOLeverToldOnce(t *testing.T) {
 	var told []error
 	g := &Group{OnError: func(err error) { told = append(told, err) }}
 	const a, b = "/a/offmain-nice15", "/b/offmain-idle"
-	noFile := fmt.Errorf("qos: cgroup /a: the I/O lever: enabling the memory controller for its children: %w", unix.ENOENT)
-	busy := fmt.Errorf("qos: cgroup /b: the I/O lever: enabling the io controller for its children: %w", unix.EBUSY)
+	noFile := &leverError{fmt.Errorf("qos: cgroup /a: the I/O lever: enabling the memory controller for its children: %w", unix.ENOENT)}
+	busy := &leverError{fmt.Errorf("qos: cgroup /b: the I/O lever: enabling the io controller for its children: %w", unix.EBUSY)}
 	other := errors.New("qos: start /bin/sh: not held")
-	g.tellLever(a, &leverError{a, noFile})
-	g.tellLever(a, &leverError{a, noFile})
-	g.tellSteps("/bin/sh", helperStatus{Agent: 42, Cgroup: a + "/agent-42", Steps: []stepStatus{stepOf(&leverError{a, noFile})}})
-	g.tellSteps("/bin/sh", helperStatus{Agent: 43, Cgroup: b + "/agent-43", Steps: []stepStatus{stepOf(&leverError{b, busy})}})
-	g.tellSteps("/bin/sh", helperStatus{Agent: 44, Cgroup: b + "/agent-44", Steps: []stepStatus{stepOf(&leverError{b, busy})}})
+	g.tellLever(a, noFile)
+	g.tellLever(a, noFile)
+	g.tellSteps("/bin/sh", helperStatus{Agent: 42, Cgroup: a + "/agent-42", Leaf: a, Lever: leverOf(noFile)})
+	g.tellSteps("/bin/sh", helperStatus{Agent: 43, Cgroup: b + "/agent-43", Leaf: b, Lever: leverOf(busy)})
+	g.tellSteps("/bin/sh", helperStatus{Err: "fork/exec /bin/sh: no such file", Leaf: b, Lever: leverOf(busy)}) // a failed start
 	require.Len(t, told, 2, "told: %q", told)
 	assert.ErrorIs(t, told[0], os.ErrNotExist)
 	assert.Equal(t, busy.Error(), told[1].Error(), "a holder's lever failure is the leaf's, not its command's")
 	assert.ErrorIs(t, told[1], unix.EBUSY, "the errno crosses from the holder")
+	_, ok := errors.AsType[*leverError](told[1])
+	assert.True(t, ok, "a holder's lever failure is a *leverError in the app: %T", told[1])
 
-	g.tellSteps("/bin/sh", helperStatus{Agent: 45, Cgroup: a + "/agent-45"}) // the lever worked
-	g.tellLever(a, &leverError{a, noFile})
-	again := fmt.Errorf("qos: cgroup /a: the I/O lever: io.max %q: %w", "254:0 rbps=1", unix.EINVAL)
-	g.tellLever(a, &leverError{a, again})
+	g.tellSteps("/bin/sh", helperStatus{Agent: 45, Cgroup: a + "/agent-45", Leaf: a}) // the lever worked
+	g.tellLever(a, noFile)
+	again := &leverError{fmt.Errorf("qos: cgroup /a: the I/O lever: io.max %q: %w", "254:0 rbps=1", unix.EINVAL)}
+	g.tellLever(a, again)
 	g.tellLever(b, nil)
-	g.tellLever(b, &leverError{b, busy})
+	g.tellLever(b, busy)
 	g.report(other)
 	g.report(other)
 	require.Len(t, told, 7, "told: %q", told)

@@ -51,6 +51,11 @@ type helperStatus struct {
 	Err        string       // why the command did not start
 	Op, Path   string       // the *fs.PathError underneath Err, if any
 	Errno      int          // the errno underneath Err, if any
+	// Leaf is the tier's leaf cgroup, if the start got that far, and
+	// Lever why it could not get the I/O lever, whether or not the
+	// command started: the failure is the leaf's (Group.tellLever).
+	Leaf  string
+	Lever *stepStatus
 }
 
 // stepStatus is a failed step, for a stepError in the app.
@@ -66,9 +71,6 @@ func stepOf(err error) stepStatus {
 	if errors.As(err, &se) {
 		s.Step, s.Err = se.step, se.err.Error()
 	}
-	if _, ok := errors.AsType[*leverError](err); ok {
-		s.Step = leverStep
-	}
 	var errno syscall.Errno
 	if errors.As(err, &errno) {
 		s.Errno = int(errno)
@@ -77,6 +79,23 @@ func stepOf(err error) stepStatus {
 }
 
 func (s stepStatus) err() error { return &helperError{msg: s.Err, errno: syscall.Errno(s.Errno)} }
+
+// leverOf is how the holder sends err, the I/O lever's failure, or nil.
+func leverOf(err error) *stepStatus {
+	if err == nil {
+		return nil
+	}
+	s := stepOf(err)
+	return &s
+}
+
+// lever is the I/O lever's failure the holder sent, as a *leverError, or nil.
+func (s helperStatus) lever() error {
+	if s.Lever == nil {
+		return nil
+	}
+	return &leverError{s.Lever.err()}
+}
 
 // statusOf words err, the command's start's, for the app.
 func statusOf(err error) helperStatus {

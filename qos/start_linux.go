@@ -26,9 +26,10 @@ type startOpts struct {
 	// fork starts cmd and returns its pid; nil: cmd.Start. The holder
 	// forks with syscall.ForkExec (see forkExec).
 	fork  func(cmd *exec.Cmd) (pid int, err error)
-	dir   string // set by startAt: the command's cgroup, or ""
+	leaf  string // set by startAt: the tier's leaf cgroup, or ""
+	dir   string // set by startAt: the command's cgroup (leaf, or sub in it), or ""
 	pid   int    // set by startAt: the command's pid
-	lever error  // set by startAt: why the tier's leaf could not get the I/O lever, or nil
+	lever error  // set by startAt: why leaf could not get the I/O lever, or nil
 }
 
 // start forks cmd as o says and notes its pid.
@@ -60,12 +61,11 @@ func startAt(cmd *exec.Cmd, s setting, o *startOpts) error {
 	if caller != nil && caller.Ptrace {
 		return fmt.Errorf("qos: start %s: SysProcAttr.Ptrace is tied to the starting thread, which Start retires", cmd.Path)
 	}
-	release, dir, err := joinCgroup(cmd, o.cgroup, s, o.sub, func(err error) { o.lever = err })
+	release, err := o.joinCgroup(cmd, s)
 	if err != nil {
 		return err
 	}
 	defer release()
-	o.dir = dir
 	p := plan(cmd, s, o)
 	if pdeath {
 		err = startOnSpawner(cmd, p.fork, p.start(cmd, o))
