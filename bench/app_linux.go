@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"sync"
 	"time"
 )
@@ -31,6 +33,7 @@ type app struct {
 	wbuf   []byte
 	saver  *saver
 	stall  *stallSwitch
+	only   []string // the probes that run (-probes); nil: all
 }
 
 // newApp makes the app's files under dir.
@@ -99,7 +102,7 @@ func (a *app) probes() map[string]probeFunc {
 	}
 }
 
-// run runs every probe at once for d, with stall on and off as plan says,
+// run runs every probe (or those a.only names) at once for d, with stall on and off as plan says,
 // calls atEnd as soon as they have stopped, then flushes statefile and adds
 // its time-until-durable series and stall's report counts; it returns
 // stall's reports too. The first probe error (an I/O error, a panic) stops
@@ -114,6 +117,9 @@ func (a *app) run(ctx context.Context, d time.Duration, plan [4]string, atEnd fu
 		errs []error
 	)
 	for name, p := range a.probes() {
+		if a.only != nil && !slices.Contains(a.only, name) {
+			continue
+		}
 		wg.Go(func() {
 			series, err := runProbe(wctx, name, p)
 			mu.Lock()
@@ -139,7 +145,23 @@ func (a *app) run(ctx context.Context, d time.Duration, plan [4]string, atEnd fu
 	errs = append(errs, a.saver.flush(fctx))
 	maps.Copy(out, a.saver.takeDurable())
 	maps.Copy(out, counts)
+	maps.DeleteFunc(out, func(k string, _ []float64) bool { return !a.runs(k) })
 	return out, reports, errors.Join(errs...)
+}
+
+// runs reports whether the series k is of a probe that runs: its name up
+// to the first dot, without stallOn, is not that of a probe -probes left
+// out, and stall's own series go with the ui loops, which it watches.
+func (a *app) runs(k string) bool {
+	if a.only == nil {
+		return true
+	}
+	probe, _, _ := strings.Cut(k, ".")
+	probe = strings.TrimSuffix(probe, stallOn)
+	if probe == stallSeries {
+		return uiRuns(a.only)
+	}
+	return slices.Contains(a.only, probe) || !slices.Contains(probeNames, probe)
 }
 
 // runProbe runs p on a thread of its own and turns a panic into an error,

@@ -122,8 +122,36 @@ type config struct {
 	iosched             []string // I/O schedulers to run under, in turn; "all"; nil: the current one
 	split               bool     // add each tier arm's halves of the load (split.go)
 	cgroup              string   // the cgroup v2 directory delegated to the bench; "" for none (cgroup_arms.go)
+	probes              []string // the app's probes that run; nil: all (probeNames)
 	// onArm, when set (tests only), is called once the arm's load is running.
 	onArm func(arm string)
+}
+
+// probeNames are the app's probes (app.probes), in the table's order.
+var probeNames = []string{"frame", "burst", "read", "fsync", "save-sync", "save-statefile", uiSync, uiStatefile}
+
+// parseProbes parses -probes: "" is every probe (nil).
+func parseProbes(s string) ([]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	var out []string
+	for name := range strings.SplitSeq(s, ",") {
+		name = strings.TrimSpace(name)
+		switch {
+		case !slices.Contains(probeNames, name):
+			return nil, fmt.Errorf("%w: -probes: no probe %q (there are %s)", errUsage, name, strings.Join(probeNames, ", "))
+		case slices.Contains(out, name):
+			return nil, fmt.Errorf("%w: -probes: %q given twice", errUsage, name)
+		}
+		out = append(out, name)
+	}
+	return out, nil
+}
+
+// uiRuns reports whether only, the probes that run (nil: all), has a ui loop.
+func uiRuns(only []string) bool {
+	return only == nil || slices.Contains(only, uiSync) || slices.Contains(only, uiStatefile)
 }
 
 // parseConfig parses args; -quick changes the defaults of flags not given.
@@ -146,6 +174,7 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 	paceFlag := fs.String("pace", "", "offered rate per I/O worker, e.g. `write=20,read=20,meta=2000` (MB/s, MB/s, files/s); default closed loops")
 	fs.BoolVar(&c.split, "split", false, "also run each tier arm under the CPU half and the I/O half of the load alone (arm/cpu, arm/io)")
 	fs.StringVar(&c.cgroup, "cgroup", "", "cgroup v2 `DIR` delegated to the bench, for the cgroup arms")
+	probeList := fs.String("probes", "", "run only these of the app's probes (comma-separated; default all: "+strings.Join(probeNames, ",")+")")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil, err
@@ -166,6 +195,9 @@ func parseConfig(args []string, stderr io.Writer) (*config, error) {
 		c.arms = withHalves(c.arms)
 	}
 	if err := c.validateCgroup(); err != nil {
+		return nil, err
+	}
+	if c.probes, err = parseProbes(*probeList); err != nil {
 		return nil, err
 	}
 	if *ioschedFlag != "" {

@@ -33,6 +33,10 @@ func TestDefaults(t *testing.T) {
 	assert.Equal(t, uint64(9), c.seed, "-seed")
 	assert.Equal(t, 0, c.gomaxprocs, "-gomaxprocs 0: Go's default")
 	assert.Equal(t, pace{write: 5e6}, c.pace, "-pace")
+	assert.Nil(t, c.probes, "every probe by default")
+	c, err = parseConfig([]string{"-probes", "burst, frame"}, io.Discard)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"burst", "frame"}, c.probes, "-probes")
 }
 
 func TestQuickDefaults(t *testing.T) {
@@ -49,7 +53,8 @@ func TestQuickDefaults(t *testing.T) {
 }
 
 func TestParseConfigRejects(t *testing.T) {
-	for _, args := range [][]string{{"-duration", "10ms"}, {"-rounds", "0"}, {"stray"}, {"-nope"}, {"-gomaxprocs", "-1"}, {"-pace", "disk=1"}} {
+	for _, args := range [][]string{{"-duration", "10ms"}, {"-rounds", "0"}, {"stray"}, {"-nope"}, {"-gomaxprocs", "-1"}, {"-pace", "disk=1"},
+		{"-probes", "blit"}, {"-probes", "burst,burst"}, {"-probes", ","}} {
 		_, err := parseConfig(args, io.Discard)
 		assert.ErrorIs(t, err, errUsage, "parseConfig(%q): got %v, want a usage error", args, err)
 	}

@@ -12,6 +12,9 @@ func writeHeader(b *strings.Builder, env envInfo) {
 		env.Kernel, env.Cores, env.Autogroup, env.IOScheduler, env.Cgroup, env.RlimitNice, env.Go, env.GoMaxProcs, env.GoDefault)
 	fmt.Fprintf(b, "- Load per arm: %s; %s. Read probe: %s. Scratch folder: %q (removed).\n",
 		env.Load, env.Pace, env.ReadMethod, env.Scratch)
+	if len(env.Probes) > 0 {
+		fmt.Fprintf(b, "- Probes: only %s (-probes); the others did not run.\n", strings.Join(env.Probes, ", "))
+	}
 	fmt.Fprintf(b, "- %s per arm and round, %d round(s), arms in a shuffled order each round (seed %d: %s); wall time %s. Before the run: load average %s, CPU busy %.0f%%.\n",
 		env.Duration, env.Rounds, env.Seed, orders(env.Orders), env.Wall, env.LoadStart, 100*env.BusyStart)
 	writeLegend(b, env)
@@ -39,7 +42,9 @@ func writeLegend(b *strings.Builder, env envInfo) {
 	fmt.Fprintf(b, "A quantile q is quoted only with at least %d samples beyond it (n·(1−q) ≥ %d: 300 for a p99, 60 for a p95); otherwise the cell is \"–\" and the over_ row counts instead.\n", tailMin, tailMin)
 	fmt.Fprintf(b, "- Counts: k/n, the share, and its %.0f%% Wilson score interval. missed_ticks: scheduled ticks of a 120 Hz loop whose frame did not finish before the next tick (%.2f ms), ticks skipped while a frame ran long counted as missed; over_%.1fms: calls longer than two ticks. runq_ms_per_call: time the probe's thread waited runnable for a CPU (schedstat), per call or tick. agents: the load's progress inside the window, per second.\n",
 		100*ciLevel, periodMs, overMs)
-	fmt.Fprintf(b, "- ui+stall: the ui loops' frames in the half of each window in which stall watched the UI goroutine (one quarter ui-sync's, one ui-statefile's: one goroutine at a time; every probe ran under its flight recorder then), ui: those in the other half. late_p95_ms: wake lateness of the loop's ticks. reports_naming_file: of the n stall reports of that loop (waits over %.1f ms), k named the file it saves.\n", ms(stallBudget))
+	if uiRuns(env.Probes) {
+		fmt.Fprintf(b, "- ui+stall: the ui loops' frames in the half of each window in which stall watched the UI goroutine (one quarter ui-sync's, one ui-statefile's: one goroutine at a time; every probe ran under its flight recorder then), ui: those in the other half. late_p95_ms: wake lateness of the loop's ticks. reports_naming_file: of the n stall reports of that loop (waits over %.1f ms), k named the file it saves.\n", ms(stallBudget))
+	}
 	if env.Rounds < minCIRounds {
 		fmt.Fprintf(b, "- **Intervals not computed: %d round(s), they need at least %d.** The changes shown are point figures only; do not read a difference from them.\n", env.Rounds, minCIRounds)
 		return

@@ -147,9 +147,10 @@ const (
 	// stallStops is the series of how long stall's stops took, ms: each
 	// ends with a last pass over the flight recorder's trace (stall.Watch),
 	// and the frames of both loops until it returns count as stall on.
-	stallStops   = "stall.stop"
-	stallStopsAt = "stall.stop_at"  // when each stop began, ms from the window's start
-	stallWatchAt = "stall.watch_at" // when the Watch each stop ended began, ms from the window's start
+	stallStops   = stallSeries + ".stop"
+	stallStopsAt = stallSeries + ".stop_at"  // when each stop began, ms from the window's start
+	stallWatchAt = stallSeries + ".watch_at" // when the Watch each stop ended began, ms from the window's start
+	stallSeries  = "stall"                   // the start of stall's own series' keys
 )
 
 // uiDefs are the rows of the ui loop key, which saves as mode says: each

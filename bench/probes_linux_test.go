@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"errors"
+	"maps"
+	"slices"
+	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -81,4 +84,32 @@ func TestEveryProbeCountsSkippedTicks(t *testing.T) {
 		assert.Equal(t, []float64{0, 175, 0, 0}, series["fsync"], "durations in ms")
 		assert.Equal(t, []float64{3}, series["fsync.skipped"], "skipped ticks: got, want the 3 the stall swallowed")
 	})
+}
+
+// TestAppRunsOnlyItsProbes: -probes leaves the app's other probes out of
+// the window, so that none of their work (here the disk probes' I/O and
+// the saves) competes with those measured, and no figure of theirs is
+// made; the probes listed for the flag are the app's.
+func TestAppRunsOnlyItsProbes(t *testing.T) {
+	a, err := newApp(t.TempDir())
+	require.NoError(t, err)
+	t.Cleanup(func() { assert.NoError(t, a.close(context.Background())) })
+	assert.ElementsMatch(t, probeNames, slices.Collect(maps.Keys(a.probes())), "-probes names the app's probes")
+
+	a.only = []string{"burst", "frame"}
+	d := time.Second
+	series, _, err := a.run(t.Context(), d, [4]string{}, func() {})
+	require.NoError(t, err)
+	require.NoError(t, checkSamples(series, d, [4]string{}))
+	assert.NotEmpty(t, series["burst"], "burst ran")
+	assert.NotEmpty(t, series["frame.total"], "frame ran")
+	for k := range series {
+		probe, _, _ := strings.Cut(k, ".")
+		probe = strings.TrimSuffix(probe, stallOn)
+		assert.False(t, probe == stallSeries || slices.Contains(probeNames, probe) && !slices.Contains(a.only, probe),
+			"%s: a series of a probe left out, or of stall without a ui loop", k)
+	}
+	for _, k := range []string{"read", "fsync", "save-sync", "save-statefile", uiSync, uiStatefile} {
+		assert.NotContains(t, series, k, "a probe left out has no series")
+	}
 }

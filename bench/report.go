@@ -33,6 +33,7 @@ type envInfo struct {
 	Arms        []string          `json:"arms"`
 	Load        string            `json:"load"`
 	Pace        string            `json:"pace"`
+	Probes      []string          `json:"probes,omitempty"` // those that ran, if not all (-probes)
 	LoadStart   string            `json:"loadavg_start"`
 	BusyStart   float64           `json:"cpu_busy_start"` // fraction of all CPUs busy in the second before the run
 	Warning     string            `json:"warning,omitempty"`

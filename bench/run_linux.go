@@ -114,6 +114,7 @@ func (b *bench) setup(ctx context.Context) error {
 		return fmt.Errorf("making the app's files: %w", err)
 	}
 	b.env.ReadMethod = "4 KiB, " + b.app.read.method()
+	b.app.only, b.env.Probes = b.cfg.probes, b.cfg.probes
 	b.env.Duration, b.env.Rounds, b.env.Seed = b.cfg.duration.String(), b.cfg.rounds, b.cfg.seed
 	for _, a := range b.cfg.arms {
 		b.env.Arms = append(b.env.Arms, a.name)
