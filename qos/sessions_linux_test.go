@@ -231,3 +231,31 @@ func BenchmarkSessionScan(b *testing.B) {
 		}
 	}
 }
+
+// TestSettledDeniesOnlyRefusals pins which finished writes leave an
+// autogroup alone for good: a refusal (EPERM, another user's session) does;
+// the rate limit (EAGAIN) and a session whose members kept exiting under
+// the write do not, for the next look finds the session again with
+// whatever member is left (a daemon's, once its short-lived leader is gone).
+func TestSettledDeniesOnlyRefusals(t *testing.T) {
+	w := &sessionWatch{nice: 15, app: "/autogroup-0", path: "agent", queued: map[string]*session{}, denied: map[string]bool{}}
+	finished := func(name string, err error) {
+		s := &session{name: name, done: make(chan struct{})}
+		if err != nil {
+			s.err = &stepError{path: "agent", pid: 1, step: "autogroup nice 15", err: err}
+		}
+		close(s.done)
+		w.queued[name] = s
+	}
+	finished("/autogroup-1", nil)
+	finished("/autogroup-2", syscall.EPERM)
+	finished("/autogroup-3", syscall.EAGAIN)
+	finished("/autogroup-4", fmt.Errorf("%w, in %d of the session's members in turn", errExited, sessionTries))
+	w.queued["/autogroup-5"] = &session{name: "/autogroup-5", done: make(chan struct{})} // still on the pacer
+
+	w.settled()
+
+	assert.Equal(t, map[string]bool{"/autogroup-2": true}, w.denied, "only the refused autogroup is left alone")
+	assert.Len(t, w.queued, 1, "the finished writes leave the queue")
+	assert.Contains(t, w.queued, "/autogroup-5", "a write still on the pacer stays queued")
+}
